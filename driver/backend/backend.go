@@ -1,0 +1,72 @@
+// Package backend is the contract between the driver front ends (standalone
+// and proxy) and the real drivers ("backends"): the Driver interface, the
+// options a backend is built from, and the registry of driver types.
+package backend
+
+import (
+	"log/slog"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/switchyard-csi/switchyard/driver/config"
+)
+
+// Driver is one configured backend: a controller service plus Close.
+// Backends embed csi.UnimplementedControllerServer; a method they do not
+// implement answers codes.Unimplemented, which the proxy turns into a clear
+// INVALID_ARGUMENT (or a default, for GetCapacity).
+//
+// Node calls never reach a Driver: the node service picks an attacher from
+// the volume_context alone (DESIGN.md contract 4).
+type Driver interface {
+	csi.ControllerServer
+	// Close releases connections (SSH sessions, HTTP keep-alives). It is
+	// called once, after every in-flight call on the driver has returned.
+	Close() error
+}
+
+// Topologist is implemented by drivers whose volumes are tied to nodes
+// (local-hostpath, zfs-local-*): standalone, their NodeGetInfo reports it.
+type Topologist interface {
+	NodeTopology(nodeName string) map[string]string
+}
+
+// Options are what a backend is built from.
+type Options struct {
+	// Connection is the proxy connection name, "" when standalone.
+	Connection string
+	// File is the config file the tree came from, for error messages.
+	File string
+	// Config is the complete driver config (for a connection: the
+	// connection file deep-merged over the main config).
+	Config config.Tree
+	// NodeName is CSI_NODE_ID of the host the controller runs on.
+	NodeName string
+	// CSIName is the CSI driver name (--csi-name).
+	CSIName string
+	Logger  *slog.Logger
+}
+
+// Type describes one driver type ("local-hostpath").
+type Type struct {
+	// Name is the democratic-csi driver name; Aliases are accepted too
+	// (truenas-* for freenas-*).
+	Name    string
+	Aliases []string
+	// ConfigKey is the section holding the driver's own keys
+	// ("local-hostpath", "zfs", ...), used in error messages.
+	ConfigKey string
+	// MaxVolumeIDLen and MaxSnapshotIDLen are the longest ids the backend
+	// can return; `config check` warns when a connection name makes the
+	// decorated handle exceed the CSI limit of 128 bytes.
+	MaxVolumeIDLen   int
+	MaxSnapshotIDLen int
+	// NodeLocal is true when volumes live on one node; behind the proxy
+	// such a backend needs nodeTopology.type node.
+	NodeLocal bool
+	// Validate returns every problem in cfg (missing or malformed keys),
+	// each naming the key; nil when cfg is usable.
+	Validate func(cfg config.Tree) []config.Problem
+	// New builds a driver from a validated config.
+	New func(opts Options) (Driver, error)
+}

@@ -1,0 +1,67 @@
+package backend
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+var (
+	mu    sync.RWMutex
+	types = map[string]*Type{}
+)
+
+// Register adds a driver type; backends call it from init. Registering a
+// name twice is a programming error and panics at start-up.
+func Register(t Type) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range append([]string{t.Name}, t.Aliases...) {
+		if _, dup := types[n]; dup {
+			panic(fmt.Sprintf("backend: driver type %q registered twice", n))
+		}
+		tt := t
+		types[n] = &tt
+	}
+}
+
+// Lookup returns the driver type registered under name (or an alias).
+func Lookup(name string) (*Type, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	t, ok := types[name]
+	return t, ok
+}
+
+// Names lists every registered driver name, aliases included, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(types))
+	for n := range types {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ProxyIncompatible names the democratic-csi driver types that cannot sit
+// behind the proxy, with the reason (reference/proxy.md).
+var ProxyIncompatible = map[string]string{
+	"proxy":                      "a proxy cannot route to another proxy",
+	"objectivefs":                "its NodeStageVolume needs the driver config, which node calls never see",
+	"zfs-local-ephemeral-inline": "inline ephemeral volumes never pass through CreateVolume, so no handle can carry the connection",
+}
+
+// Planned lists democratic-csi driver types switchyard will serve but this
+// build does not have yet: configs naming them get a clear error rather than
+// "unknown driver".
+var Planned = []string{
+	"freenas-nfs", "freenas-iscsi", "freenas-smb",
+	"freenas-api-nfs", "freenas-api-iscsi", "freenas-api-smb", "freenas-api-nvmeof",
+	"truenas-nfs", "truenas-iscsi", "truenas-smb",
+	"truenas-api-nfs", "truenas-api-iscsi", "truenas-api-smb", "truenas-api-nvmeof",
+	"zfs-generic-nfs", "zfs-generic-iscsi", "zfs-generic-nvmeof", "zfs-generic-smb",
+	"synology-iscsi", "nfs-client", "smb-client", "lustre-client", "node-manual",
+	"zfs-local-dataset", "zfs-local-zvol", "infinia-nvmeof",
+}

@@ -1,0 +1,49 @@
+// Package tier lets a test declare which test tier it belongs to and skip,
+// with its reason, when this machine cannot run that tier. LAB_REQUIRE
+// (comma-separated tier names, or "all") turns such a skip into a failure,
+// so CI never skips silently what its machine can run.
+package tier
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Tier names, as in DESIGN.md.
+const (
+	Unit      = "unit"
+	Sanity    = "sanity" // needs root for real mounts
+	VM        = "vm"
+	Container = "container"
+	Cluster   = "cluster"
+)
+
+// Required reports whether LAB_REQUIRE names tier.
+func Required(name string) bool {
+	for _, t := range strings.Split(os.Getenv("LAB_REQUIRE"), ",") {
+		t = strings.TrimSpace(t)
+		if t == name || t == "all" {
+			return true
+		}
+	}
+	return false
+}
+
+// Need skips t (or fails it, when the tier is required) unless ok.
+func Need(t testing.TB, name string, ok bool, reason string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if Required(name) {
+		t.Fatalf("tier %q is required (LAB_REQUIRE=%s) but cannot run: %s", name, os.Getenv("LAB_REQUIRE"), reason)
+	}
+	t.Skipf("tier %q skipped: %s", name, reason)
+}
+
+// NeedRoot is Need for tests that mount: they run only as root.
+func NeedRoot(t testing.TB) {
+	t.Helper()
+	Need(t, Sanity, os.Geteuid() == 0, "real mounts need root (euid is not 0)")
+}
