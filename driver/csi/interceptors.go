@@ -1,0 +1,109 @@
+package csi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// recoverer turns a panic in a handler into INTERNAL, logging the stack: one
+// bad request must never take the whole plugin (and every node's mounts) down.
+func recoverer(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("panic in CSI call", "method", info.FullMethod, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				resp, err = nil, status.Errorf(codes.Internal, "%s: internal error (panic: %v); this is a bug, please report it", shortMethod(info.FullMethod), p)
+			}
+		}()
+		return h(ctx, req)
+	}
+}
+
+// statusOnly guarantees that every error leaving the server is a gRPC status
+// chosen deliberately; anything else is a bug surfaced as INTERNAL.
+func statusOnly(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	resp, err := h(ctx, req)
+	if err == nil {
+		return resp, nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return nil, err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return nil, status.FromContextError(err).Err()
+	}
+	return nil, status.Error(codes.Internal, err.Error())
+}
+
+// locker serialises calls that act on the same volume, name or snapshot.
+func locker(locks *KeyLocks) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		keys := lockKeys(req)
+		if len(keys) == 0 {
+			return h(ctx, req)
+		}
+		unlock, err := locks.Lock(ctx, keys...)
+		if err != nil {
+			return nil, status.Errorf(codes.Aborted, "%s: another operation on %s is still in progress", shortMethod(info.FullMethod), strings.Join(keys, ", "))
+		}
+		defer unlock()
+		return h(ctx, req)
+	}
+}
+
+// logger logs every call with its outcome; request bodies only at debug
+// level and always with CSI secrets stripped.
+func logger(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		method := shortMethod(info.FullMethod)
+		debug := log.Enabled(ctx, slog.LevelDebug)
+		if debug {
+			log.Debug("call", "method", method, "request", protosanitizer.StripSecrets(req).String())
+		}
+		start := time.Now()
+		resp, err := h(ctx, req)
+		took := time.Since(start)
+		if err != nil {
+			st, _ := status.FromError(err)
+			level := slog.LevelWarn
+			if st.Code() == codes.Internal || st.Code() == codes.Unknown {
+				level = slog.LevelError
+			}
+			log.Log(ctx, level, "call failed", "method", method, "code", st.Code().String(), "error", st.Message(), "took", took)
+			return resp, err
+		}
+		if debug {
+			log.Debug("call done", "method", method, "took", took, "response", protosanitizer.StripSecrets(resp).String())
+		} else if !quiet(method) {
+			log.Info("call done", "method", method, "took", took)
+		}
+		return resp, nil
+	}
+}
+
+// quiet methods are polled constantly by sidecars; logging them at info
+// level would drown everything else.
+func quiet(method string) bool {
+	switch method {
+	case "Probe", "GetPluginInfo", "GetPluginCapabilities", "ControllerGetCapabilities", "NodeGetCapabilities", "NodeGetVolumeStats", "GetCapacity":
+		return true
+	}
+	return false
+}
+
+func shortMethod(full string) string {
+	if i := strings.LastIndexByte(full, '/'); i >= 0 {
+		return full[i+1:]
+	}
+	return full
+}

@@ -1,0 +1,35 @@
+package csi
+
+import (
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+)
+
+// lockKeys returns the keys a request must hold: the volume id, volume name,
+// snapshot id or snapshot name it acts on, and the source of a clone or
+// restore (so a source cannot be deleted while it is being copied).
+// Read-only calls that name no object (Probe, List*, GetCapacity) hold none.
+func lockKeys(req any) []string {
+	var keys []string
+	add := func(kind, v string) {
+		if v != "" {
+			keys = append(keys, kind+v)
+		}
+	}
+	switch r := req.(type) {
+	case *csipb.CreateVolumeRequest:
+		add("volname:", r.GetName())
+		if src := r.GetVolumeContentSource(); src != nil {
+			add("snap:", src.GetSnapshot().GetSnapshotId())
+			add("vol:", src.GetVolume().GetVolumeId())
+		}
+	case *csipb.CreateSnapshotRequest:
+		add("snapname:", r.GetName())
+		add("vol:", r.GetSourceVolumeId())
+	case *csipb.DeleteSnapshotRequest:
+		add("snap:", r.GetSnapshotId())
+	case interface{ GetVolumeId() string }:
+		// DeleteVolume, Expand, Validate, Publish, Node* ...
+		add("vol:", r.GetVolumeId())
+	}
+	return keys
+}

@@ -1,0 +1,247 @@
+// Package plugin assembles a running CSI plugin from a main config: the
+// proxy or a single backend as controller, the node service, the identity
+// service and their capabilities. cmd/switchyard, the sanity suites and the
+// demo all start the driver through it.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/switchyard-csi/switchyard/driver/backend"
+	"github.com/switchyard-csi/switchyard/driver/config"
+	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
+	"github.com/switchyard-csi/switchyard/driver/node"
+	"github.com/switchyard-csi/switchyard/driver/proxy"
+)
+
+// Modes a plugin serves (--csi-mode).
+const (
+	ModeController = "controller"
+	ModeNode       = "node"
+)
+
+// Options start a plugin.
+type Options struct {
+	ConfigFile string      // the main config (ignored when Config is set)
+	Config     config.Tree // an already loaded main config
+	CSIName    string
+	CSIVersion string
+	Modes      []string // controller and/or node; empty = both
+	NodeName   string   // CSI_NODE_ID
+	StateDir   string   // node records; default /var/lib/switchyard/node
+	Logger     *slog.Logger
+	NodeFacts  proxy.NodeFacts // zero: read from the host
+}
+
+// Plugin is an assembled plugin; Server serves it.
+type Plugin struct {
+	Identity   *csisrv.Identity
+	Controller csipb.ControllerServer
+	Node       csipb.NodeServer
+	Server     *csisrv.Server
+	closers    []func()
+}
+
+// Close releases backends (after the server has stopped).
+func (p *Plugin) Close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+	p.closers = nil
+}
+
+// DefaultStateDir keeps the node's per-volume records.
+const DefaultStateDir = "/var/lib/switchyard/node"
+
+// New builds the plugin described by the main config.
+func New(o Options) (*Plugin, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if len(o.Modes) == 0 {
+		o.Modes = []string{ModeController, ModeNode}
+	}
+	for _, m := range o.Modes {
+		if m != ModeController && m != ModeNode {
+			return nil, fmt.Errorf("--csi-mode %q: use controller and/or node", m)
+		}
+	}
+	if o.StateDir == "" {
+		o.StateDir = DefaultStateDir
+	}
+	if o.NodeFacts.NodeName == "" {
+		o.NodeFacts.NodeName = o.NodeName
+	}
+	main := o.Config
+	file := o.ConfigFile
+	if main == nil {
+		var err error
+		if main, err = config.LoadMain(o.ConfigFile); err != nil {
+			return nil, err
+		}
+	}
+	drv, _ := main.String("driver")
+	if drv == "" {
+		return nil, config.Problem{File: file, Key: "driver", Msg: "required (proxy or a backend driver type)"}
+	}
+	if drv == "proxy" {
+		return newProxy(o, main, file)
+	}
+	return newStandalone(o, main, file, drv)
+}
+
+func (o Options) serves(mode string) bool { return slices.Contains(o.Modes, mode) }
+
+// defaultCaps is the one capability set the proxy advertises for every
+// connection (reference/proxy.md).
+func proxyCaps() csisrv.CapabilitySet {
+	return csisrv.CapabilitySet{
+		PluginServices: []string{"CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS"},
+		Expansion:      "ONLINE",
+		Controller: []string{"CREATE_DELETE_VOLUME", "GET_CAPACITY", "CREATE_DELETE_SNAPSHOT", "CLONE_VOLUME",
+			"EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER", "LIST_VOLUMES", "LIST_SNAPSHOTS", "GET_SNAPSHOT"},
+		Node: defaultNodeCaps,
+	}
+}
+
+var defaultNodeCaps = []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER"}
+
+func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
+	set, ps := proxy.ParseSettings(main)
+	caps, cps := proxyCaps().Override(main)
+	ps = append(ps, cps...)
+	if len(ps) > 0 {
+		return nil, ps.InFile(file)
+	}
+	p := &Plugin{}
+	if err := p.identity(o, caps); err != nil {
+		return nil, err
+	}
+	if o.serves(ModeController) {
+		if _, err := os.Stat(set.ConfigFolder); err != nil {
+			o.Logger.Warn("the connections folder is not readable yet; calls will fail until it is", "folder", set.ConfigFolder, "error", err)
+		}
+		conns := proxy.NewConnections(&set, main, backend.Options{NodeName: o.NodeName, CSIName: o.CSIName, Logger: o.Logger})
+		p.closers = append(p.closers, conns.Close)
+		ccaps, _ := csisrv.ControllerCaps(caps.Controller...)
+		p.Controller = proxy.NewController(conns, &set, ccaps, o.Logger)
+	}
+	if o.serves(ModeNode) {
+		// Fail at start, not at the first NodeGetInfo, when the node facts
+		// the config asks for are missing.
+		info, err := proxy.NodeInfo(&set, o.NodeFacts, o.Logger)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.node(o, caps, func() (*csipb.NodeGetInfoResponse, error) { return info, nil }); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, error) {
+	if _, bad := backend.ProxyIncompatible[drv]; bad && drv != "proxy" {
+		return nil, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf("%s is not supported by switchyard", drv)}
+	}
+	typ, ok := backend.Lookup(drv)
+	if !ok {
+		return nil, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf("unknown driver %q; known: proxy, %v", drv, backend.Names())}
+	}
+	if typ.Validate != nil {
+		if ps := config.Problems(typ.Validate(main)); len(ps) > 0 {
+			return nil, ps.InFile(file)
+		}
+	}
+	services := []string{"CONTROLLER_SERVICE"}
+	if typ.NodeLocal {
+		services = append(services, "VOLUME_ACCESSIBILITY_CONSTRAINTS")
+	}
+	caps, ps := csisrv.CapabilitySet{PluginServices: services, Expansion: "ONLINE", Node: defaultNodeCaps}.Override(main)
+	if len(ps) > 0 {
+		return nil, ps.InFile(file)
+	}
+	p := &Plugin{}
+	if err := p.identity(o, caps); err != nil {
+		return nil, err
+	}
+	if o.serves(ModeController) {
+		d, err := typ.New(backend.Options{File: file, Config: main, NodeName: o.NodeName, CSIName: o.CSIName, Logger: o.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		p.closers = append(p.closers, func() { _ = d.Close() })
+		p.Controller = d
+		if caps.Controller != nil { // an override replaces what the backend advertises
+			cc, _ := csisrv.ControllerCaps(caps.Controller...)
+			p.Controller = withCaps{d, cc}
+		}
+	}
+	if o.serves(ModeNode) {
+		name := o.NodeName
+		if name == "" {
+			h, err := os.Hostname()
+			if err != nil {
+				return nil, fmt.Errorf("CSI_NODE_ID is not set and the hostname is unknown: %w", err)
+			}
+			name = h
+		}
+		info := &csipb.NodeGetInfoResponse{NodeId: name}
+		if typ.NodeLocal {
+			info.AccessibleTopology = &csipb.Topology{Segments: map[string]string{proxy.DefaultTopologyPrefix + "/node": name}}
+		}
+		if err := p.node(o, caps, func() (*csipb.NodeGetInfoResponse, error) { return info, nil }); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (p *Plugin) identity(o Options, caps csisrv.CapabilitySet) error {
+	pc, err := csisrv.PluginCaps(caps.PluginServices, caps.Expansion)
+	if err != nil {
+		return err
+	}
+	p.Identity = &csisrv.Identity{Name: o.CSIName, Version: o.CSIVersion, Capabilities: pc}
+	return nil
+}
+
+func (p *Plugin) node(o Options, caps csisrv.CapabilitySet, info func() (*csipb.NodeGetInfoResponse, error)) error {
+	nc, err := csisrv.NodeCaps(caps.Node...)
+	if err != nil {
+		return err
+	}
+	svc, err := node.NewService(node.Options{
+		StateDir:     o.StateDir,
+		Capabilities: nc,
+		Logger:       o.Logger,
+		NodeInfo:     func(ctx context.Context) (*csipb.NodeGetInfoResponse, error) { return info() },
+	})
+	if err != nil {
+		return err
+	}
+	p.Node = svc
+	return nil
+}
+
+// withCaps overrides a backend's advertised controller capabilities.
+type withCaps struct {
+	backend.Driver
+	caps []*csipb.ControllerServiceCapability
+}
+
+func (w withCaps) ControllerGetCapabilities(context.Context, *csipb.ControllerGetCapabilitiesRequest) (*csipb.ControllerGetCapabilitiesResponse, error) {
+	return &csipb.ControllerGetCapabilitiesResponse{Capabilities: w.caps}, nil
+}
+
+// NewServer wraps the services into a gRPC server.
+func (p *Plugin) NewServer(log *slog.Logger) *csisrv.Server {
+	p.Server = csisrv.NewServer(csisrv.Options{Identity: p.Identity, Controller: p.Controller, Node: p.Node, Logger: log})
+	return p.Server
+}

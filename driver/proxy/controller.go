@@ -1,0 +1,299 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// ConnectionParameter is the StorageClass parameter naming the connection.
+const ConnectionParameter = "connection"
+
+// Controller is the proxy's controller service: it resolves the connection
+// of every call, swaps the proxy handle for the backend's own id, calls the
+// backend and decorates what comes back.
+type Controller struct {
+	csipb.UnimplementedControllerServer
+	conns *Connections
+	set   *Settings
+	caps  []*csipb.ControllerServiceCapability
+	log   *slog.Logger
+}
+
+// NewController serves calls through conns. caps are the advertised
+// controller capabilities (one set for every connection).
+func NewController(conns *Connections, s *Settings, caps []*csipb.ControllerServiceCapability, log *slog.Logger) *Controller {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Controller{conns: conns, set: s, caps: caps, log: log}
+}
+
+// backendErr passes a backend's status on with the connection named, and
+// turns "not implemented" into INVALID_ARGUMENT: UNIMPLEMENTED would make
+// the CO believe no connection supports the call.
+func backendErr(l *Lease, method string, err error) error {
+	st := status.Convert(err)
+	if st.Code() == codes.Unimplemented {
+		return status.Errorf(codes.InvalidArgument, "connection %s (driver %s) does not support %s", l.Name, l.Type.Name, method)
+	}
+	return status.Errorf(st.Code(), "connection %s: %s", l.Name, st.Message())
+}
+
+// volume resolves a volume handle; ok is false when it names no volume.
+func (p *Controller) volume(handle string) (conn, id string, ok bool) {
+	conn, id, ok = Resolve(VolumePrefix, handle, p.set.DefaultConnection)
+	if !ok && handle != "" {
+		p.log.Info("volume handle is not a proxy handle; probably a volume of another driver", "volume_id", handle)
+	}
+	return conn, id, ok
+}
+
+func (p *Controller) snapshot(handle string) (conn, id string, ok bool) {
+	conn, id, ok = Resolve(SnapshotPrefix, handle, p.set.DefaultConnection)
+	if !ok && handle != "" {
+		p.log.Info("snapshot handle is not a proxy handle; probably a snapshot of another driver", "snapshot_id", handle)
+	}
+	return conn, id, ok
+}
+
+func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
+	if req.GetName() == "" {
+		return nil, status.Error(codes.InvalidArgument, "CreateVolume: name is required")
+	}
+	conn := req.GetParameters()[ConnectionParameter]
+	if conn == "" {
+		conn = p.set.DefaultConnection
+	}
+	if conn == "" {
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: the StorageClass parameter %q is required: it names the connection file <connection>.yaml in %s", ConnectionParameter, p.set.ConfigFolder)
+	}
+	if err := CheckConnectionName(conn); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: parameter %s: %v", ConnectionParameter, err)
+	}
+	real := proto.Clone(req).(*csipb.CreateVolumeRequest)
+	if src := req.GetVolumeContentSource(); src != nil {
+		if err := p.realSource(conn, real.GetVolumeContentSource()); err != nil {
+			return nil, err
+		}
+	}
+	l, err := p.conns.Acquire(conn, true)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+
+	var topo []*csipb.Topology
+	if len(l.Topology) > 0 {
+		if topo, err = checkTopology(conn, p.set.Topology.Prefix, l.Topology, req.GetAccessibilityRequirements()); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
+		}
+	}
+	resp, err := l.Driver.CreateVolume(ctx, real)
+	if err != nil {
+		return nil, backendErr(l, "CreateVolume", err)
+	}
+	v := resp.GetVolume()
+	handle := Decorate(VolumePrefix, conn, v.GetVolumeId())
+	if len(handle) > MaxHandleLen {
+		return nil, p.undoTooLong(ctx, l, v.GetVolumeId(), handle)
+	}
+	v.VolumeId = handle
+	decorateSource(conn, v.GetContentSource())
+	if topo != nil {
+		v.AccessibleTopology = topo
+	}
+	return resp, nil
+}
+
+// undoTooLong removes a volume whose decorated handle CSI cannot carry, so
+// a failed create leaves nothing behind on the backend.
+func (p *Controller) undoTooLong(ctx context.Context, l *Lease, realID, handle string) error {
+	msg := fmt.Sprintf("connection %s: the volume handle %q would be %d bytes; CSI allows %d. Use a shorter connection name (the backend id alone is %d bytes)",
+		l.Name, handle, len(handle), MaxHandleLen, len(realID))
+	if _, err := l.Driver.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: realID}); err != nil {
+		p.log.Error("could not remove a volume whose handle is too long", "connection", l.Name, "volume", realID, "error", err)
+		return status.Errorf(codes.InvalidArgument, "%s; removing the backend volume %s failed too: %v", msg, realID, status.Convert(err).Message())
+	}
+	return status.Error(codes.InvalidArgument, msg)
+}
+
+// realSource swaps the proxy handle of a clone or restore source for the
+// backend's id; the source must live on the same connection.
+func (p *Controller) realSource(conn string, src *csipb.VolumeContentSource) error {
+	var kind, handle, srcConn, id string
+	var ok bool
+	switch {
+	case src.GetSnapshot() != nil:
+		kind, handle = "snapshot", src.GetSnapshot().GetSnapshotId()
+		srcConn, id, ok = p.snapshot(handle)
+	case src.GetVolume() != nil:
+		kind, handle = "volume", src.GetVolume().GetVolumeId()
+		srcConn, id, ok = p.volume(handle)
+	default:
+		return status.Error(codes.InvalidArgument, "CreateVolume: volume_content_source names neither a snapshot nor a volume")
+	}
+	if !ok {
+		return status.Errorf(codes.NotFound, "CreateVolume: source %s %q does not exist", kind, handle)
+	}
+	if srcConn != conn {
+		return status.Errorf(codes.InvalidArgument, "CreateVolume: source %s %q is on connection %s, the new volume on %s; clones and restores must stay on one connection", kind, handle, srcConn, conn)
+	}
+	if s := src.GetSnapshot(); s != nil {
+		s.SnapshotId = id
+	} else {
+		src.GetVolume().VolumeId = id
+	}
+	return nil
+}
+
+func decorateSource(conn string, src *csipb.VolumeContentSource) {
+	if s := src.GetSnapshot(); s != nil {
+		s.SnapshotId = Decorate(SnapshotPrefix, conn, s.GetSnapshotId())
+	}
+	if v := src.GetVolume(); v != nil {
+		v.VolumeId = Decorate(VolumePrefix, conn, v.GetVolumeId())
+	}
+}
+
+func (p *Controller) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeRequest) (*csipb.DeleteVolumeResponse, error) {
+	if req.GetVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "DeleteVolume: volume_id is required")
+	}
+	conn, id, ok := p.volume(req.GetVolumeId())
+	if !ok {
+		return &csipb.DeleteVolumeResponse{}, nil // names no volume: nothing to delete
+	}
+	l, err := p.conns.Acquire(conn, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	real := proto.Clone(req).(*csipb.DeleteVolumeRequest)
+	real.VolumeId = id
+	resp, err := l.Driver.DeleteVolume(ctx, real)
+	if err != nil {
+		return nil, backendErr(l, "DeleteVolume", err)
+	}
+	return resp, nil
+}
+
+// onVolume runs a call that needs an existing volume: a handle that names
+// none is NOT_FOUND, as CSI says.
+func onVolume[R any](p *Controller, method, handle string, call func(l *Lease, id string) (R, error)) (R, error) {
+	var zero R
+	if handle == "" {
+		return zero, status.Errorf(codes.InvalidArgument, "%s: volume_id is required", method)
+	}
+	conn, id, ok := p.volume(handle)
+	if !ok {
+		return zero, status.Errorf(codes.NotFound, "%s: volume %q does not exist (not a handle of this driver)", method, handle)
+	}
+	l, err := p.conns.Acquire(conn, false)
+	if err != nil {
+		return zero, err
+	}
+	defer l.Release()
+	r, err := call(l, id)
+	if err != nil {
+		return zero, backendErr(l, method, err)
+	}
+	return r, nil
+}
+
+func (p *Controller) ControllerExpandVolume(ctx context.Context, req *csipb.ControllerExpandVolumeRequest) (*csipb.ControllerExpandVolumeResponse, error) {
+	return onVolume(p, "ControllerExpandVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerExpandVolumeResponse, error) {
+		real := proto.Clone(req).(*csipb.ControllerExpandVolumeRequest)
+		real.VolumeId = id
+		return l.Driver.ControllerExpandVolume(ctx, real)
+	})
+}
+
+func (p *Controller) ValidateVolumeCapabilities(ctx context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
+	return onVolume(p, "ValidateVolumeCapabilities", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
+		// Swap only the id: the request is not modified, so no deep copy on
+		// this hot path.
+		real := &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: id, VolumeContext: req.GetVolumeContext(),
+			VolumeCapabilities: req.GetVolumeCapabilities(), Parameters: req.GetParameters(), Secrets: req.GetSecrets(), MutableParameters: req.GetMutableParameters()}
+		return l.Driver.ValidateVolumeCapabilities(ctx, real)
+	})
+}
+
+func (p *Controller) ControllerGetVolume(ctx context.Context, req *csipb.ControllerGetVolumeRequest) (*csipb.ControllerGetVolumeResponse, error) {
+	return onVolume(p, "ControllerGetVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerGetVolumeResponse, error) {
+		resp, err := l.Driver.ControllerGetVolume(ctx, &csipb.ControllerGetVolumeRequest{VolumeId: id})
+		if err == nil && resp.GetVolume() != nil {
+			resp.Volume.VolumeId = req.GetVolumeId()
+			decorateSource(l.Name, resp.Volume.GetContentSource())
+		}
+		return resp, err
+	})
+}
+
+func (p *Controller) ControllerModifyVolume(ctx context.Context, req *csipb.ControllerModifyVolumeRequest) (*csipb.ControllerModifyVolumeResponse, error) {
+	return onVolume(p, "ControllerModifyVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerModifyVolumeResponse, error) {
+		real := proto.Clone(req).(*csipb.ControllerModifyVolumeRequest)
+		real.VolumeId = id
+		return l.Driver.ControllerModifyVolume(ctx, real)
+	})
+}
+
+func (p *Controller) ControllerPublishVolume(ctx context.Context, req *csipb.ControllerPublishVolumeRequest) (*csipb.ControllerPublishVolumeResponse, error) {
+	return onVolume(p, "ControllerPublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerPublishVolumeResponse, error) {
+		real := proto.Clone(req).(*csipb.ControllerPublishVolumeRequest)
+		real.VolumeId = id
+		return l.Driver.ControllerPublishVolume(ctx, real)
+	})
+}
+
+func (p *Controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.ControllerUnpublishVolumeRequest) (*csipb.ControllerUnpublishVolumeResponse, error) {
+	if req.GetVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "ControllerUnpublishVolume: volume_id is required")
+	}
+	if _, _, ok := p.volume(req.GetVolumeId()); !ok {
+		return &csipb.ControllerUnpublishVolumeResponse{}, nil // CSI: unpublishing a volume that does not exist succeeds
+	}
+	return onVolume(p, "ControllerUnpublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerUnpublishVolumeResponse, error) {
+		real := proto.Clone(req).(*csipb.ControllerUnpublishVolumeRequest)
+		real.VolumeId = id
+		return l.Driver.ControllerUnpublishVolume(ctx, real)
+	})
+}
+
+// Unlimited is what GetCapacity reports for a backend that cannot tell.
+const Unlimited = math.MaxInt64
+
+func (p *Controller) GetCapacity(ctx context.Context, req *csipb.GetCapacityRequest) (*csipb.GetCapacityResponse, error) {
+	conn := req.GetParameters()[ConnectionParameter]
+	if conn == "" {
+		conn = p.set.DefaultConnection
+	}
+	if conn == "" {
+		// No connection, no volume can be made: zero, not an error (the
+		// external-provisioner and csi-sanity ask without parameters).
+		return &csipb.GetCapacityResponse{AvailableCapacity: 0}, nil
+	}
+	l, err := p.conns.Acquire(conn, true)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	resp, err := l.Driver.GetCapacity(ctx, req)
+	if status.Code(err) == codes.Unimplemented {
+		return &csipb.GetCapacityResponse{AvailableCapacity: Unlimited}, nil
+	}
+	if err != nil {
+		return nil, backendErr(l, "GetCapacity", err)
+	}
+	return resp, nil
+}
+
+func (p *Controller) ControllerGetCapabilities(context.Context, *csipb.ControllerGetCapabilitiesRequest) (*csipb.ControllerGetCapabilitiesResponse, error) {
+	return &csipb.ControllerGetCapabilitiesResponse{Capabilities: p.caps}, nil
+}

@@ -1,0 +1,164 @@
+package proxy
+
+import (
+	"context"
+	"encoding/base64"
+	"slices"
+	"strings"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// A page token names the connection to continue with and that backend's
+// own token. It is opaque to the CO.
+func encodeToken(conn, backendToken string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(conn + "\n" + backendToken))
+}
+
+func decodeToken(tok string) (conn, backendToken string, ok bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", "", false
+	}
+	conn, backendToken, ok = strings.Cut(string(raw), "\n")
+	return conn, backendToken, ok && CheckConnectionName(conn) == nil
+}
+
+// page is one backend's answer to a list call.
+type page[E any] struct {
+	entries []E
+	next    string
+}
+
+// listAcross lists over every connection in name order, continuing where a
+// token says. A connection that cannot be used is skipped with a warning
+// (one broken file must not hide every other volume), as is one whose
+// driver cannot list.
+func listAcross[E any](p *Controller, method string, start string, max int32, list func(l *Lease, token string, max int32) (page[E], error)) ([]E, string, error) {
+	names, err := p.conns.Names()
+	if err != nil {
+		return nil, "", status.Errorf(codes.FailedPrecondition, "%s: reading the connections folder: %v", method, err)
+	}
+	i, token := 0, ""
+	if start != "" {
+		conn, bt, ok := decodeToken(start)
+		if !ok {
+			return nil, "", status.Errorf(codes.Aborted, "%s: starting_token %q is not a token this driver issued", method, start)
+		}
+		if i, ok = slices.BinarySearch(names, conn); !ok {
+			return nil, "", status.Errorf(codes.Aborted, "%s: starting_token names connection %s, which no longer exists", method, conn)
+		}
+		token = bt
+	}
+	var out []E
+	for ; i < len(names); i, token = i+1, "" {
+		remaining := int32(0)
+		if max > 0 {
+			remaining = max - int32(len(out))
+			if remaining == 0 {
+				return out, encodeToken(names[i], ""), nil
+			}
+		}
+		l, err := p.conns.Acquire(names[i], false)
+		if err != nil {
+			p.log.Warn(method+": skipping a connection that cannot be used", "connection", names[i], "error", status.Convert(err).Message())
+			continue
+		}
+		pg, err := list(l, token, remaining)
+		l.Release()
+		switch {
+		case status.Code(err) == codes.Unimplemented:
+			continue
+		case status.Code(err) == codes.Aborted && token != "":
+			return nil, "", status.Errorf(codes.Aborted, "%s: connection %s: %s", method, names[i], status.Convert(err).Message())
+		case err != nil:
+			return nil, "", backendErr(l, method, err)
+		}
+		out = append(out, pg.entries...)
+		if pg.next != "" {
+			return out, encodeToken(names[i], pg.next), nil
+		}
+	}
+	return out, "", nil
+}
+
+func (p *Controller) ListVolumes(ctx context.Context, req *csipb.ListVolumesRequest) (*csipb.ListVolumesResponse, error) {
+	if req.GetMaxEntries() < 0 {
+		return nil, status.Error(codes.InvalidArgument, "ListVolumes: max_entries must not be negative")
+	}
+	entries, next, err := listAcross(p, "ListVolumes", req.GetStartingToken(), req.GetMaxEntries(),
+		func(l *Lease, token string, max int32) (page[*csipb.ListVolumesResponse_Entry], error) {
+			resp, err := l.Driver.ListVolumes(ctx, &csipb.ListVolumesRequest{MaxEntries: max, StartingToken: token})
+			if err != nil {
+				return page[*csipb.ListVolumesResponse_Entry]{}, err
+			}
+			for _, e := range resp.GetEntries() {
+				e.Volume.VolumeId = Decorate(VolumePrefix, l.Name, e.GetVolume().GetVolumeId())
+				decorateSource(l.Name, e.GetVolume().GetContentSource())
+			}
+			return page[*csipb.ListVolumesResponse_Entry]{resp.GetEntries(), resp.GetNextToken()}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &csipb.ListVolumesResponse{Entries: entries, NextToken: next}, nil
+}
+
+func (p *Controller) ListSnapshots(ctx context.Context, req *csipb.ListSnapshotsRequest) (*csipb.ListSnapshotsResponse, error) {
+	if req.GetMaxEntries() < 0 {
+		return nil, status.Error(codes.InvalidArgument, "ListSnapshots: max_entries must not be negative")
+	}
+	// A filter names one object, so one connection answers.
+	if req.GetSnapshotId() != "" || req.GetSourceVolumeId() != "" {
+		return p.listSnapshotsFiltered(ctx, req)
+	}
+	entries, next, err := listAcross(p, "ListSnapshots", req.GetStartingToken(), req.GetMaxEntries(),
+		func(l *Lease, token string, max int32) (page[*csipb.ListSnapshotsResponse_Entry], error) {
+			resp, err := l.Driver.ListSnapshots(ctx, &csipb.ListSnapshotsRequest{MaxEntries: max, StartingToken: token, Secrets: req.GetSecrets()})
+			if err != nil {
+				return page[*csipb.ListSnapshotsResponse_Entry]{}, err
+			}
+			for _, e := range resp.GetEntries() {
+				decorateSnapshot(l.Name, e.GetSnapshot())
+			}
+			return page[*csipb.ListSnapshotsResponse_Entry]{resp.GetEntries(), resp.GetNextToken()}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &csipb.ListSnapshotsResponse{Entries: entries, NextToken: next}, nil
+}
+
+func (p *Controller) listSnapshotsFiltered(ctx context.Context, req *csipb.ListSnapshotsRequest) (*csipb.ListSnapshotsResponse, error) {
+	real := &csipb.ListSnapshotsRequest{MaxEntries: req.GetMaxEntries(), StartingToken: req.GetStartingToken(), Secrets: req.GetSecrets()}
+	conn := ""
+	if h := req.GetSnapshotId(); h != "" {
+		c, id, ok := p.snapshot(h)
+		if !ok {
+			return &csipb.ListSnapshotsResponse{}, nil // names no snapshot: nothing matches
+		}
+		conn, real.SnapshotId = c, id
+	}
+	if h := req.GetSourceVolumeId(); h != "" {
+		c, id, ok := p.volume(h)
+		if !ok || (conn != "" && c != conn) {
+			return &csipb.ListSnapshotsResponse{}, nil
+		}
+		conn, real.SourceVolumeId = c, id
+	}
+	l, err := p.conns.Acquire(conn, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	resp, err := l.Driver.ListSnapshots(ctx, real)
+	if err != nil {
+		return nil, backendErr(l, "ListSnapshots", err)
+	}
+	for _, e := range resp.GetEntries() {
+		decorateSnapshot(l.Name, e.GetSnapshot())
+	}
+	return resp, nil
+}

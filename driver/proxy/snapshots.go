@@ -1,0 +1,96 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+func (p *Controller) CreateSnapshot(ctx context.Context, req *csipb.CreateSnapshotRequest) (*csipb.CreateSnapshotResponse, error) {
+	if req.GetName() == "" {
+		return nil, status.Error(codes.InvalidArgument, "CreateSnapshot: name is required")
+	}
+	if req.GetSourceVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "CreateSnapshot: source_volume_id is required")
+	}
+	return onVolume(p, "CreateSnapshot", req.GetSourceVolumeId(), func(l *Lease, id string) (*csipb.CreateSnapshotResponse, error) {
+		real := proto.Clone(req).(*csipb.CreateSnapshotRequest)
+		real.SourceVolumeId = id
+		resp, err := l.Driver.CreateSnapshot(ctx, real)
+		if err != nil {
+			return nil, err
+		}
+		s := resp.GetSnapshot()
+		handle := Decorate(SnapshotPrefix, l.Name, s.GetSnapshotId())
+		if len(handle) > MaxHandleLen {
+			msg := fmt.Sprintf("the snapshot handle %q would be %d bytes; CSI allows %d. Use a shorter connection name (the backend id alone is %d bytes)",
+				handle, len(handle), MaxHandleLen, len(s.GetSnapshotId()))
+			if _, derr := l.Driver.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: s.GetSnapshotId()}); derr != nil {
+				msg += fmt.Sprintf("; removing the backend snapshot failed too: %v", status.Convert(derr).Message())
+			}
+			return nil, status.Error(codes.InvalidArgument, msg)
+		}
+		s.SnapshotId = handle
+		s.SourceVolumeId = req.GetSourceVolumeId()
+		return resp, nil
+	})
+}
+
+func (p *Controller) DeleteSnapshot(ctx context.Context, req *csipb.DeleteSnapshotRequest) (*csipb.DeleteSnapshotResponse, error) {
+	if req.GetSnapshotId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "DeleteSnapshot: snapshot_id is required")
+	}
+	conn, id, ok := p.snapshot(req.GetSnapshotId())
+	if !ok {
+		return &csipb.DeleteSnapshotResponse{}, nil
+	}
+	l, err := p.conns.Acquire(conn, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	real := proto.Clone(req).(*csipb.DeleteSnapshotRequest)
+	real.SnapshotId = id
+	resp, err := l.Driver.DeleteSnapshot(ctx, real)
+	if err != nil {
+		return nil, backendErr(l, "DeleteSnapshot", err)
+	}
+	return resp, nil
+}
+
+func (p *Controller) GetSnapshot(ctx context.Context, req *csipb.GetSnapshotRequest) (*csipb.GetSnapshotResponse, error) {
+	if req.GetSnapshotId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "GetSnapshot: snapshot_id is required")
+	}
+	conn, id, ok := p.snapshot(req.GetSnapshotId())
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "GetSnapshot: snapshot %q does not exist (not a handle of this driver)", req.GetSnapshotId())
+	}
+	l, err := p.conns.Acquire(conn, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	real := proto.Clone(req).(*csipb.GetSnapshotRequest)
+	real.SnapshotId = id
+	resp, err := l.Driver.GetSnapshot(ctx, real)
+	if err != nil {
+		return nil, backendErr(l, "GetSnapshot", err)
+	}
+	decorateSnapshot(l.Name, resp.GetSnapshot())
+	return resp, nil
+}
+
+func decorateSnapshot(conn string, s *csipb.Snapshot) {
+	if s == nil {
+		return
+	}
+	s.SnapshotId = Decorate(SnapshotPrefix, conn, s.GetSnapshotId())
+	if s.GetSourceVolumeId() != "" {
+		s.SourceVolumeId = Decorate(VolumePrefix, conn, s.GetSourceVolumeId())
+	}
+}

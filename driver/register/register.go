@@ -1,0 +1,7 @@
+// Package register links every backend into a binary: importing it runs
+// each backend's init, which registers its driver type.
+package register
+
+import (
+	_ "github.com/switchyard-csi/switchyard/driver/localhostpath"
+)
