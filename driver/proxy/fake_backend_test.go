@@ -150,3 +150,5 @@ func fakeVolumes(label string) map[string]int {
 	}
 	return out
 }
+
+func lookupFake() (*backend.Type, bool) { return backend.Lookup(fakeType) }

@@ -108,7 +108,7 @@ func checkTopology(conn, prefix string, entries []TopologyEntry, req *csipb.Topo
 	for _, t := range terms {
 		for k := range t.GetSegments() {
 			if !strings.HasPrefix(k, prefix+"/") && !hasExtraKey(entries, k) {
-				return nil, fmt.Errorf("topology key %q does not carry the prefix %q of proxy.nodeTopology.prefix", k, prefix)
+				return nil, fmt.Errorf("connection %s: topology key %q does not carry the prefix %q of proxy.nodeTopology.prefix", conn, k, prefix)
 			}
 		}
 	}
