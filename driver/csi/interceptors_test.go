@@ -1,0 +1,179 @@
+package csi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// testController misbehaves on purpose, one way per method.
+type testController struct {
+	csipb.UnimplementedControllerServer
+	deletes atomic.Int32
+	slow    chan struct{}
+}
+
+func (c *testController) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
+	switch req.GetName() {
+	case "panic":
+		var m map[string]int
+		m["boom"]++ // nil map write: a real panic
+	case "plain-error":
+		return nil, errors.New("disk on fire")
+	case "slow":
+		<-c.slow
+	}
+	return &csipb.CreateVolumeResponse{Volume: &csipb.Volume{VolumeId: req.GetName()}}, nil
+}
+
+func (c *testController) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeRequest) (*csipb.DeleteVolumeResponse, error) {
+	c.deletes.Add(1)
+	return &csipb.DeleteVolumeResponse{}, nil
+}
+
+func startServer(t *testing.T, ctl csipb.ControllerServer, log *slog.Logger) (*Server, csipb.ControllerClient) {
+	t.Helper()
+	srv := NewServer(Options{Identity: &Identity{Name: "t"}, Controller: ctl, Logger: log})
+	l, err := Listen("unix://" + filepath.Join(t.TempDir(), "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Stop(context.Background()) })
+	cc, err := grpc.NewClient("unix://"+l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return srv, csipb.NewControllerClient(cc)
+}
+
+func TestInterceptors(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	_, c := startServer(t, &testController{}, log)
+	ctx := context.Background()
+
+	_, err := c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "panic"})
+	if st := status.Convert(err); st.Code() != codes.Internal || !strings.Contains(st.Message(), "panic") {
+		t.Fatalf("panic became %v %q; want INTERNAL naming the panic", st.Code(), st.Message())
+	}
+	_, err = c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "plain-error"})
+	if st := status.Convert(err); st.Code() != codes.Internal || st.Message() != "disk on fire" {
+		t.Fatalf("plain error became %v %q", st.Code(), st.Message())
+	}
+	// The server still serves after a panic.
+	if _, err := c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "ok", Secrets: map[string]string{"password": "hunter2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "hunter2") {
+		t.Fatalf("a secret reached the log:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "method=CreateVolume") {
+		t.Fatalf("calls are not logged:\n%s", logs.String())
+	}
+}
+
+func TestCallsOnOneVolumeAreSerialised(t *testing.T) {
+	ctl := &testController{slow: make(chan struct{})}
+	_, c := startServer(t, ctl, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
+	done := make(chan error)
+	go func() {
+		_, err := c.CreateVolume(context.Background(), &csipb.CreateVolumeRequest{Name: "slow"})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	// Another name proceeds at once; the same name waits and then gives up.
+	if _, err := c.CreateVolume(context.Background(), &csipb.CreateVolumeRequest{Name: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "slow"})
+	if code := status.Code(err); code != codes.Aborted && code != codes.DeadlineExceeded {
+		t.Fatalf("second call on a busy name: %v; want ABORTED or DEADLINE_EXCEEDED", err)
+	}
+	close(ctl.slow)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStopWaitsForInFlightCalls(t *testing.T) {
+	ctl := &testController{slow: make(chan struct{})}
+	srv, c := startServer(t, ctl, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
+	done := make(chan error)
+	go func() {
+		_, err := c.CreateVolume(context.Background(), &csipb.CreateVolumeRequest{Name: "slow"})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	stopped := make(chan struct{})
+	go func() { srv.Stop(context.Background()); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a call was in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(ctl.slow)
+	if err := <-done; err != nil {
+		t.Fatalf("in-flight call failed: %v", err)
+	}
+	<-stopped
+}
+
+func TestListen(t *testing.T) {
+	dir := t.TempDir()
+	for _, ep := range []string{"unix://" + filepath.Join(dir, "a.sock"), "unix:" + filepath.Join(dir, "b.sock"), filepath.Join(dir, "c.sock"), "tcp://127.0.0.1:0"} {
+		l, err := Listen(ep)
+		if err != nil {
+			t.Fatalf("Listen(%q): %v", ep, err)
+		}
+		l.Close()
+	}
+	// A stale socket file is replaced.
+	stale := filepath.Join(dir, "stale.sock")
+	l, _ := net.Listen("unix", stale)
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	if l, err := Listen(stale); err != nil {
+		t.Fatalf("stale socket: %v", err)
+	} else {
+		l.Close()
+	}
+	if _, err := Listen("tcp://"); err == nil {
+		t.Fatal("empty address accepted")
+	}
+}
+
+func TestLockKeys(t *testing.T) {
+	tests := []struct {
+		req  any
+		want string
+	}{
+		{&csipb.CreateVolumeRequest{Name: "n", VolumeContentSource: &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: "s1"}}}}, "volname:n,snap:s1"},
+		{&csipb.CreateSnapshotRequest{Name: "s", SourceVolumeId: "v"}, "snapname:s,vol:v"},
+		{&csipb.DeleteSnapshotRequest{SnapshotId: "s"}, "snap:s"},
+		{&csipb.NodePublishVolumeRequest{VolumeId: "v"}, "vol:v"},
+		{&csipb.ListVolumesRequest{}, ""},
+		{&csipb.ProbeRequest{}, ""},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(lockKeys(tt.req), ","); got != tt.want {
+			t.Errorf("lockKeys(%T) = %q; want %q", tt.req, got, tt.want)
+		}
+	}
+}
