@@ -1,36 +1,56 @@
 package config
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 
-	"sigs.k8s.io/yaml"
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
 )
 
-// Parse reads one YAML document into a Tree. An empty document is an empty
-// tree; a document whose top level is not a map is an error.
+// Parse reads one YAML document into a Tree. YAML 1.2 rules apply, as in
+// democratic-csi (js-yaml): "yes", "on" and "y" stay strings. Duplicate keys
+// are an error. An empty document is an empty tree; a document whose top
+// level is not a map is an error.
 func Parse(data []byte) (Tree, error) {
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("invalid YAML: %w", err)
 	}
-	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+	if v == nil {
 		return Tree{}, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
-	}
-	m, ok := v.(map[string]any)
+	m, ok := normalize(v).(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("invalid config: the top level must be a map of keys, got %T", v)
 	}
 	return Tree(m), nil
+}
+
+// normalize gives every map string keys, so the tree has one shape
+// whatever the YAML (keys such as 1 or true become "1", "true").
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = normalize(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+		return x
+	case int:
+		return int64(x)
+	}
+	return v
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

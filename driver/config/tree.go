@@ -5,7 +5,6 @@
 package config
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -40,9 +39,7 @@ func (t Tree) String(path string) (string, bool) {
 	switch x := v.(type) {
 	case string:
 		return x, true
-	case json.Number:
-		return x.String(), true
-	case bool, int, int64, float64:
+	case bool, int, int64, uint64, float64:
 		return fmt.Sprint(x), true
 	}
 	return "", false
@@ -60,9 +57,9 @@ func (t Tree) Int(path string) (int64, bool, error) {
 		return int64(x), true, nil
 	case int64:
 		return x, true, nil
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n, true, nil
+	case uint64:
+		if x <= 1<<63-1 {
+			return int64(x), true, nil
 		}
 	case float64:
 		if x == float64(int64(x)) {
