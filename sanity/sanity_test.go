@@ -1,0 +1,155 @@
+package sanity
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/ginkgo/v2/types"
+
+	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
+	"github.com/switchyard-csi/switchyard/driver/plugin"
+	_ "github.com/switchyard-csi/switchyard/driver/register"
+	"github.com/switchyard-csi/switchyard/lab/tier"
+)
+
+// skipped lists every csi-sanity skip this project expects, keyed by the
+// message csi-sanity skips with, with the reason. Any other skip fails the
+// suite, so a capability that silently disappears is noticed.
+var skipped = map[string]string{
+	"Controller Publish, UnpublishVolume not supported": "PUBLISH_UNPUBLISH_VOLUME is not advertised: no backend here has a controller attach step",
+	"ControllerPublishVolume not supported":             "as above",
+	"ControllerUnpublishVolume not supported":           "as above",
+	"ControllerModifyVolume not supported":              "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
+	"Modify volume not supported":                       "as above (volume attribute classes)",
+	"Modify Volume not supported":                       "as above (volume attribute classes)",
+	"ControllerGetVolumeHealth not supported":           "VOLUME_CONDITION / GET_VOLUME are not advertised: volume health monitoring is not implemented",
+	"ControllerListVolumeHealth not supported":          "as above",
+	"NodeGetVolumeHealth not supported":                 "VOLUME_CONDITION is not advertised on the node",
+	"NodeGetStorageHealth not supported":                "as above",
+	"GroupControllerService not supported":              "no group snapshots: the GroupController service is not served",
+	"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not supported":  "snapshots carry no topology of their own",
+}
+
+// pending lists specs csi-test itself marks pending (PIt), by their text.
+var pending = map[string]string{
+	"should detect volumes added between pages and accept tokens when the last volume from a page is deleted": "pending upstream in csi-test v5.6.0",
+}
+
+const nodeName = "sanity-node"
+
+func TestSanity(t *testing.T) {
+	tier.NeedRoot(t)
+	base := t.TempDir()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("SANITY_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	for i, tg := range targets {
+		dir := filepath.Join(base, fmt.Sprint(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mainFile, err := writeTarget(tg, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sock := filepath.Join(dir, "csi.sock")
+		stop := serve(t, mainFile, filepath.Join(dir, "node-state"), sock, log)
+		t.Cleanup(stop)
+
+		cfg := sanity.NewTestConfig()
+		cfg.Address = "unix://" + sock
+		cfg.TargetPath = filepath.Join(dir, "target")
+		cfg.StagingPath = filepath.Join(dir, "staging")
+		cfg.TestVolumeParameters = tg.params
+		cfg.TestVolumeSize = 1 << 30
+		cfg.IdempotentCount = 3
+		Describe(tg.name, func() { sanity.GinkgoTest(&cfg) })
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "csi-sanity")
+}
+
+// serve starts the plugin described by mainFile on a unix socket.
+func serve(t *testing.T, mainFile, stateDir, sock string, log *slog.Logger) func() {
+	p, err := plugin.New(plugin.Options{ConfigFile: mainFile, CSIName: "org.switchyard.sanity", CSIVersion: "test",
+		NodeName: nodeName, StateDir: stateDir, Logger: log})
+	if err != nil {
+		t.Fatalf("%s: %v", mainFile, err)
+	}
+	srv := p.NewServer(log)
+	l, err := csisrv.Listen("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Identity.SetReady(true)
+	go srv.Serve(l)
+	return func() { srv.Stop(context.Background()); p.Close() }
+}
+
+// The per-configuration counts `make sanity` prints, and the check that
+// every skip is one the list above explains.
+var _ = ReportAfterSuite("counts", func(r Report) {
+	type counts struct{ passed, failed, skipped int }
+	per := map[string]*counts{}
+	var unexplained []string
+	for _, s := range r.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt || len(s.ContainerHierarchyTexts) == 0 {
+			continue
+		}
+		name := s.ContainerHierarchyTexts[0]
+		c := per[name]
+		if c == nil {
+			c = &counts{}
+			per[name] = c
+		}
+		switch {
+		case s.State.Is(types.SpecStatePassed):
+			c.passed++
+		case s.State.Is(types.SpecStateSkipped | types.SpecStatePending):
+			c.skipped++
+			if os.Getenv("SANITY_SKIPS") != "" {
+				fmt.Println("SKIP", s.FullText(), "::", s.Failure.Message)
+			}
+			if explain(s.FullText(), s.Failure.Message) == "" {
+				unexplained = append(unexplained, s.FullText()+": "+s.Failure.Message)
+			}
+		default:
+			c.failed++
+		}
+	}
+	names := make([]string, 0, len(per))
+	for n := range per {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(os.Stdout, "\ncsi-sanity results")
+	fmt.Fprintf(os.Stdout, "%-40s %7s %7s %8s\n", "configuration", "passed", "failed", "skipped")
+	for _, n := range names {
+		c := per[n]
+		fmt.Fprintf(os.Stdout, "%-40s %7d %7d %8d\n", n, c.passed, c.failed, c.skipped)
+	}
+	Expect(unexplained).To(BeEmpty(), "skipped specs without a reason in sanity_test.go")
+})
+
+func explain(spec, message string) string {
+	if why := skipped[message]; why != "" {
+		return why
+	}
+	for text, why := range pending {
+		if strings.Contains(spec, text) {
+			return why
+		}
+	}
+	return ""
+}

@@ -1,0 +1,80 @@
+package sanity
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// target is one configuration csi-sanity runs against: a main config
+// (driver: <backend> or driver: proxy with connection files) and the
+// StorageClass parameters the volumes are made with.
+type target struct {
+	name        string
+	main        string            // main config YAML; {{dir}} is the target's scratch dir
+	connections map[string]string // proxy connection files, by name
+	params      map[string]string // TestVolumeParameters
+}
+
+func (t target) render(dir string) (main string, conns map[string]string) {
+	sub := func(s string) string { return strings.ReplaceAll(s, "{{dir}}", dir) }
+	conns = map[string]string{}
+	for k, v := range t.connections {
+		conns[k] = sub(v)
+	}
+	return sub(t.main), conns
+}
+
+// targets lists every configuration. Later backends add theirs here.
+var targets = []target{
+	{
+		name: "local-hostpath/direct",
+		main: `driver: local-hostpath
+local-hostpath:
+  shareBasePath: {{dir}}/hostpath
+  controllerBasePath: {{dir}}/hostpath
+  dirPermissionsMode: "0777"
+`,
+	},
+	{
+		name: "local-hostpath/proxy",
+		main: `driver: proxy
+proxy:
+  configFolder: {{dir}}/connections
+  nodeTopology:
+    type: node
+`,
+		// Two connections, so listing and routing cross connection files;
+		// the second's long name still fits the 64-byte ids in 128 bytes.
+		connections: map[string]string{
+			"hostpath-a": `driver: local-hostpath
+local-hostpath:
+  shareBasePath: {{dir}}/a
+  controllerBasePath: {{dir}}/a
+`,
+			"hostpath-with-a-rather-long-connection-name": `driver: local-hostpath
+local-hostpath:
+  shareBasePath: {{dir}}/b
+  controllerBasePath: {{dir}}/b
+`,
+		},
+		params: map[string]string{"connection": "hostpath-a"},
+	},
+}
+
+func writeTarget(t target, dir string) (mainFile string, err error) {
+	main, conns := t.render(dir)
+	if len(conns) > 0 {
+		if err := os.MkdirAll(filepath.Join(dir, "connections"), 0o755); err != nil {
+			return "", err
+		}
+	}
+	for name, content := range conns {
+		if err := os.WriteFile(filepath.Join(dir, "connections", name+".yaml"), []byte(content), 0o600); err != nil {
+			return "", fmt.Errorf("connection %s: %w", name, err)
+		}
+	}
+	mainFile = filepath.Join(dir, "main.yaml")
+	return mainFile, os.WriteFile(mainFile, []byte(main), 0o600)
+}
