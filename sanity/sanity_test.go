@@ -13,8 +13,8 @@ import (
 
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega"
 
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
 	"github.com/switchyard-csi/switchyard/driver/plugin"

@@ -22,7 +22,9 @@ func TestParseSettings(t *testing.T) {
 		{"proxy:\n  configFolder: /c\n  cacheTimeoutMinutes: -1\n", nil, func(s Settings) bool { return s.NoCache }},
 		{"proxy:\n  configFolder: /c\n  cacheTimeoutMinutes: 0\n", nil, func(s Settings) bool { return !s.NoCache && s.CacheTimeout == 0 }},
 		{"proxy:\n  configFolder: /c\n  nodeTopology:\n    type: custom\n    customRules:\n    - keySuffix: zone\n      matchRegexp: 'n-(.*)'\n      resultTemplate: 'z-${match:1}'\n", nil,
-			func(s Settings) bool { return s.Topology.Type == TopologyZone && s.Topology.Rules[0].Template == "z-{match:1}" }},
+			func(s Settings) bool {
+				return s.Topology.Type == TopologyZone && s.Topology.Rules[0].Template == "z-{match:1}"
+			}},
 		{"driver: proxy\n", []string{"proxy"}, nil},
 		{"proxy:\n  cacheTimeoutMinutes: soon\n", []string{"proxy.configFolder", "proxy.cacheTimeoutMinutes"}, nil},
 		{"proxy:\n  configFolder: /c\n  defaultConnection: ../x\n", []string{"proxy.defaultConnection"}, nil},
@@ -58,8 +60,8 @@ func TestCheckFolder(t *testing.T) {
 		}
 	}
 	write("ok.yaml", "driver: fake-test\nfake:\n  label: ok\n")
-	write(strings.Repeat("l", 50)+".yaml", "driver: fake-test\nfake:\n  label: long\n") // 2+50+1+40 > 128? no: 93; fine
-	write(strings.Repeat("m", 63)+".yaml", "driver: fake-test\nfake:\n  label: longer\n")  // 2+63+1+40 = 106: fine
+	write(strings.Repeat("l", 50)+".yaml", "driver: fake-test\nfake:\n  label: long\n")   // 2+50+1+40 > 128? no: 93; fine
+	write(strings.Repeat("m", 63)+".yaml", "driver: fake-test\nfake:\n  label: longer\n") // 2+63+1+40 = 106: fine
 	write("bad name.yaml", "driver: fake-test\n")
 	write("broken.yaml", "driver: [")
 	write("nolabel.yaml", "driver: fake-test\n")

@@ -139,7 +139,9 @@ func checkTopology(conn, prefix string, entries []TopologyEntry, req *csipb.Topo
 	for _, t := range req.GetPreferred() {
 		if first := servedBy(t); len(first) > 0 {
 			ordered = append(slices.Clone(first), slices.DeleteFunc(slices.Clone(entries), func(e TopologyEntry) bool {
-				return slices.ContainsFunc(first, func(f TopologyEntry) bool { return maps.Equal(f.Requirements, e.Requirements) && maps.Equal(f.Extra, e.Extra) })
+				return slices.ContainsFunc(first, func(f TopologyEntry) bool {
+					return maps.Equal(f.Requirements, e.Requirements) && maps.Equal(f.Extra, e.Extra)
+				})
 			})...)
 			break
 		}
