@@ -1,0 +1,76 @@
+// Command switchyard-lab runs the storage lab: the demo, benchmarks, and
+// (in later versions) simulators and storage targets.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/switchyard-csi/switchyard/lab/demo"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: switchyard-lab <command> [flags]
+
+commands:
+  demo    start switchyard in proxy mode on a scratch folder and walk a volume
+          through create, stage, publish, write, snapshot, restore, expand,
+          unpublish and delete
+  bench   start-up and memory benchmark of the switchyard binary
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	switch args[0] {
+	case "demo":
+		fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+		bin := fs.String("switchyard", defaultBinary(), "the switchyard binary to run")
+		verbose := fs.Bool("v", false, "show switchyard's own log too")
+		keep := fs.Bool("keep", false, "keep the scratch folder")
+		if err := fs.Parse(args[1:]); err != nil {
+			return 2
+		}
+		o := demo.Options{Switchyard: *bin, Out: stdout, Keep: *keep}
+		if *verbose {
+			o.PluginLog = stderr
+		}
+		if err := demo.Run(ctx, o); err != nil {
+			fmt.Fprintln(stderr, "demo failed:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "demo finished: every step succeeded")
+		return 0
+	case "bench":
+		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+// defaultBinary is the switchyard next to this binary (bin/), else PATH's.
+func defaultBinary() string {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "switchyard")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "switchyard"
+}

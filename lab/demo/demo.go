@@ -1,0 +1,187 @@
+// Package demo is `make demo`: it starts the switchyard binary in proxy mode
+// on a scratch folder and walks one volume's life through real CSI calls,
+// printing each call and its result.
+package demo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/lab/csiclient"
+)
+
+// Options configure a demo run.
+type Options struct {
+	Switchyard string    // path of the switchyard binary
+	Out        io.Writer // the readable walkthrough
+	PluginLog  io.Writer // switchyard's own log (nil: discarded)
+	Keep       bool      // keep the scratch folder (for debugging)
+}
+
+// Run performs the demo; it returns an error when any step fails, after
+// cleaning up what it made.
+func Run(ctx context.Context, o Options) (err error) {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("the demo stages and publishes volumes with real mounts: run it as root")
+	}
+	if o.PluginLog == nil {
+		o.PluginLog = io.Discard
+	}
+	dir, err := os.MkdirTemp("", "switchyard-demo-")
+	if err != nil {
+		return err
+	}
+	w := &walk{out: o.Out, dir: dir}
+	defer func() {
+		if o.Keep {
+			w.say("kept %s", dir)
+			return
+		}
+		if cerr := w.cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	mainFile, err := writeConfigs(dir)
+	if err != nil {
+		return err
+	}
+	w.say("scratch folder %s: main config (driver: proxy) and two connections, fast.yaml and archive.yaml (both local-hostpath)", dir)
+	sock := filepath.Join(dir, "csi.sock")
+	start := time.Now()
+	p, err := startPlugin(o.Switchyard, mainFile, sock, filepath.Join(dir, "node-state"), o.PluginLog)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = p.stop(context.Background())
+		}
+	}()
+	c, err := csiclient.Dial("unix://" + sock)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.WaitReady(wctx); err != nil {
+		return err
+	}
+	w.say("switchyard is ready (%s after start); every line below is one CSI call over its socket", time.Since(start).Round(time.Millisecond))
+	if err := w.lifecycle(ctx, c); err != nil {
+		return err
+	}
+	stopped = true
+	if err := w.step("SIGTERM", "stop switchyard as the kubelet would", func() (string, error) {
+		return "exited cleanly after finishing in-flight calls", p.stop(ctx)
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// walk prints the steps and remembers what to clean up.
+type walk struct {
+	out     io.Writer
+	dir     string
+	mounted []string
+}
+
+func (w *walk) say(format string, a ...any) { fmt.Fprintf(w.out, "   "+format+"\n", a...) }
+
+// step runs one call and prints it with its result.
+func (w *walk) step(call, args string, fn func() (string, error)) error {
+	fmt.Fprintf(w.out, "→ %-26s %s\n", call, args)
+	start := time.Now()
+	res, err := fn()
+	took := time.Since(start).Round(10 * time.Microsecond)
+	if err != nil {
+		if st, ok := status.FromError(err); ok {
+			fmt.Fprintf(w.out, "  ✗ %s: %s (%s)\n", st.Code(), st.Message(), took)
+		} else {
+			fmt.Fprintf(w.out, "  ✗ %v (%s)\n", err, took)
+		}
+		return fmt.Errorf("%s failed: %w", call, err)
+	}
+	fmt.Fprintf(w.out, "  ✓ %s (%s)\n", res, took)
+	return nil
+}
+
+// cleanup removes the scratch folder, refusing to when anything is still
+// mounted below it (removing a mounted volume's files would destroy data).
+func (w *walk) cleanup() error {
+	if left := mountsUnder(w.dir); len(left) > 0 {
+		return fmt.Errorf("mounts left under %s: %s", w.dir, strings.Join(left, ", "))
+	}
+	if err := os.RemoveAll(w.dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(w.out, "   removed %s: nothing is left behind\n", w.dir)
+	return nil
+}
+
+func mountsUnder(dir string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 4 && strings.HasPrefix(f[4], dir) {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+func writeConfigs(dir string) (string, error) {
+	conns := filepath.Join(dir, "connections")
+	files := map[string]string{
+		filepath.Join(dir, "main.yaml"): fmt.Sprintf(`driver: proxy
+proxy:
+  configFolder: %s
+  nodeTopology:
+    type: node   # local-hostpath keeps volumes on one node
+`, conns),
+		filepath.Join(conns, "fast.yaml"): fmt.Sprintf(`driver: local-hostpath
+local-hostpath:
+  shareBasePath: %[1]s/fast
+  controllerBasePath: %[1]s/fast
+`, dir),
+		filepath.Join(conns, "archive.yaml"): fmt.Sprintf(`driver: local-hostpath
+local-hostpath:
+  shareBasePath: %[1]s/archive
+  controllerBasePath: %[1]s/archive
+`, dir),
+	}
+	for path, content := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "main.yaml"), nil
+}
+
+var mountCap = &csipb.VolumeCapability{
+	AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{}},
+	AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+}
+
+const gib = 1 << 30
