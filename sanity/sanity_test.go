@@ -133,11 +133,16 @@ var _ = ReportAfterSuite("counts", func(r Report) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintln(os.Stdout, "\ncsi-sanity results")
-	fmt.Fprintf(os.Stdout, "%-40s %7s %7s %8s\n", "configuration", "passed", "failed", "skipped")
+	var b strings.Builder
+	fmt.Fprintln(&b, "csi-sanity results (skips are explained in sanity/sanity_test.go)")
+	fmt.Fprintf(&b, "%-40s %7s %7s %8s\n", "configuration", "passed", "failed", "skipped")
 	for _, n := range names {
 		c := per[n]
-		fmt.Fprintf(os.Stdout, "%-40s %7d %7d %8d\n", n, c.passed, c.failed, c.skipped)
+		fmt.Fprintf(&b, "%-40s %7d %7d %8d\n", n, c.passed, c.failed, c.skipped)
+	}
+	fmt.Fprint(os.Stdout, b.String())
+	if path := os.Getenv("SANITY_REPORT"); path != "" {
+		Expect(os.WriteFile(path, []byte(b.String()), 0o644)).To(Succeed())
 	}
 	Expect(unexplained).To(BeEmpty(), "skipped specs without a reason in sanity_test.go")
 })
