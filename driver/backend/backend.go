@@ -25,12 +25,6 @@ type Driver interface {
 	Close() error
 }
 
-// Topologist is implemented by drivers whose volumes are tied to nodes
-// (local-hostpath, zfs-local-*): standalone, their NodeGetInfo reports it.
-type Topologist interface {
-	NodeTopology(nodeName string) map[string]string
-}
-
 // Options are what a backend is built from.
 type Options struct {
 	// Connection is the proxy connection name, "" when standalone.
@@ -61,8 +55,9 @@ type Type struct {
 	// decorated handle exceed the CSI limit of 128 bytes.
 	MaxVolumeIDLen   int
 	MaxSnapshotIDLen int
-	// NodeLocal is true when volumes live on one node; behind the proxy
-	// such a backend needs nodeTopology.type node.
+	// NodeLocal is true when volumes live on one node: standalone, the
+	// node reports {org.democratic-csi.topology/node: <node>} like
+	// democratic-csi; behind the proxy nodeTopology.type must be node.
 	NodeLocal bool
 	// Validate returns every problem in cfg (missing or malformed keys),
 	// each naming the key; nil when cfg is usable.

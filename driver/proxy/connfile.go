@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,10 +24,18 @@ type connConfig struct {
 // connFile is the path of a connection's file.
 func connFile(folder, name string) string { return filepath.Join(folder, name+".yaml") }
 
+// fileReads counts connection files read and parsed, so tests and
+// benchmarks can prove the hot path parses none.
+var fileReads atomic.Int64
+
+// ConnectionFileReads is the number of connection files parsed so far.
+func ConnectionFileReads() int64 { return fileReads.Load() }
+
 // readConnection reads and validates a connection file. The error is a
 // gRPC status: INVALID_ARGUMENT for a driver type that can never sit behind
 // the proxy, FAILED_PRECONDITION for everything the file must fix.
 func readConnection(name, file string, main config.Tree, s *Settings) (*connConfig, error) {
+	fileReads.Add(1)
 	tree, err := config.LoadFile(file)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "connection %s: %v", name, err)
