@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/switchyard-csi/switchyard/driver/config"
 	"github.com/switchyard-csi/switchyard/driver/plugin"
 	_ "github.com/switchyard-csi/switchyard/driver/register" // every backend
@@ -75,6 +77,8 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "switchyard:", err)
 		return 2
 	}
+	// mount-utils logs through klog: send it to the same structured log.
+	klog.SetSlogLogger(log)
 	fail := func(format string, a ...any) int {
 		log.Error(fmt.Sprintf(format, a...))
 		return 1
