@@ -298,3 +298,14 @@ func TestUnsupportedMethodIsInvalidArgument(t *testing.T) {
 	_, err := r.ctl.CreateSnapshot(context.Background(), &csipb.CreateSnapshotRequest{Name: "s", SourceVolumeId: "v:a/pvc-1"})
 	wantCode(t, "CreateSnapshot", err, codes.InvalidArgument, "connection a (driver fake-test) does not support CreateSnapshot")
 }
+
+func TestGetSnapshotThroughList(t *testing.T) {
+	r := newRig(t)
+	r.fake("a")
+	resp, err := r.ctl.GetSnapshot(context.Background(), &csipb.GetSnapshotRequest{SnapshotId: "s:a/snap-1"})
+	if err != nil || resp.GetSnapshot().GetSnapshotId() != "s:a/snap-1" || resp.GetSnapshot().GetSourceVolumeId() != "v:a/pvc-1" {
+		t.Fatalf("GetSnapshot = %v, %v; want decorated ids", resp, err)
+	}
+	_, err = r.ctl.GetSnapshot(context.Background(), &csipb.GetSnapshotRequest{SnapshotId: "s:a/snap-2"})
+	wantCode(t, "missing snapshot", err, codes.NotFound, "connection a", "snap-2")
+}

@@ -152,3 +152,13 @@ func fakeVolumes(label string) map[string]int {
 }
 
 func lookupFake() (*backend.Type, bool) { return backend.Lookup(fakeType) }
+
+// ListSnapshots knows one snapshot, "snap-1" of "pvc-1"; the fake has no
+// GetSnapshot, so the proxy must answer GetSnapshot through this list.
+func (f *fakeDriver) ListSnapshots(ctx context.Context, req *csipb.ListSnapshotsRequest) (*csipb.ListSnapshotsResponse, error) {
+	resp := &csipb.ListSnapshotsResponse{}
+	if req.GetSnapshotId() == "" || req.GetSnapshotId() == "snap-1" {
+		resp.Entries = append(resp.Entries, &csipb.ListSnapshotsResponse_Entry{Snapshot: &csipb.Snapshot{SnapshotId: "snap-1", SourceVolumeId: "pvc-1", ReadyToUse: true}})
+	}
+	return resp, nil
+}

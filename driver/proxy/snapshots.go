@@ -78,6 +78,11 @@ func (p *Controller) GetSnapshot(ctx context.Context, req *csipb.GetSnapshotRequ
 	real := proto.Clone(req).(*csipb.GetSnapshotRequest)
 	real.SnapshotId = id
 	resp, err := l.Driver.GetSnapshot(ctx, real)
+	if status.Code(err) == codes.Unimplemented {
+		// GET_SNAPSHOT is advertised for every connection: a backend that
+		// only lists snapshots answers through its list.
+		resp, err = getByList(ctx, l, id)
+	}
 	if err != nil {
 		return nil, backendErr(l, "GetSnapshot", err)
 	}
@@ -93,4 +98,15 @@ func decorateSnapshot(conn string, s *csipb.Snapshot) {
 	if s.GetSourceVolumeId() != "" {
 		s.SourceVolumeId = Decorate(VolumePrefix, conn, s.GetSourceVolumeId())
 	}
+}
+
+func getByList(ctx context.Context, l *Lease, id string) (*csipb.GetSnapshotResponse, error) {
+	list, err := l.Driver.ListSnapshots(ctx, &csipb.ListSnapshotsRequest{SnapshotId: id})
+	if err != nil {
+		return nil, err
+	}
+	if len(list.GetEntries()) == 0 {
+		return nil, status.Errorf(codes.NotFound, "snapshot %s does not exist", id)
+	}
+	return &csipb.GetSnapshotResponse{Snapshot: list.GetEntries()[0].GetSnapshot()}, nil
 }
