@@ -57,6 +57,11 @@ func (s *Service) NodePublishVolume(ctx context.Context, req *csi.NodePublishVol
 	if err != nil {
 		return nil, err
 	}
+	if rec == nil {
+		if rec, err = s.adoptStaged(id, staging, capability, req.GetVolumeContext()); err != nil {
+			return nil, err
+		}
+	}
 	if rec == nil || !rec.Staged {
 		return nil, status.Errorf(codes.FailedPrecondition,
 			"volume %s is not staged on this node; NodeStageVolume must succeed first", id)

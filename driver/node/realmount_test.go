@@ -296,3 +296,34 @@ func checkNoMountsUnder(t *testing.T, root string) {
 		}
 	}
 }
+
+// A volume staged by an earlier plugin (democratic-csi, before a node was
+// switched in place) has a mount but no record: publishing it to a new pod
+// adopts the staging mount, and unpublish/unstage then clean up as usual.
+func TestRealAdoptsVolumeStagedByEarlierPlugin(t *testing.T) {
+	f := newRealFixture(t)
+	if err := os.MkdirAll(f.stg, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "--bind", f.src, f.stg).CombinedOutput(); err != nil {
+		t.Fatalf("mount --bind: %v: %s", err, out)
+	}
+	os.WriteFile(filepath.Join(f.src, "data"), []byte("kept"), 0o644)
+	tgt := filepath.Join(f.root, "pods", "new", "mount")
+	f.publish(t, tgt, mountCap(snw), false)
+	if got, err := os.ReadFile(filepath.Join(tgt, "data")); err != nil || string(got) != "kept" {
+		t.Fatalf("adopted volume shows %q, %v", got, err)
+	}
+	f.unpublish(t, tgt)
+	f.unstage(t)
+}
+
+// Without a mount there is nothing to adopt: publish still demands a stage.
+func TestRealNothingToAdopt(t *testing.T) {
+	f := newRealFixture(t)
+	os.MkdirAll(f.stg, 0o750)
+	_, err := f.svc.NodePublishVolume(context.Background(), &csi.NodePublishVolumeRequest{
+		VolumeId: volID, StagingTargetPath: f.stg, TargetPath: filepath.Join(f.root, "t"), VolumeCapability: mountCap(snw), VolumeContext: hostCtx(f.src),
+	})
+	wantCode(t, err, codes.FailedPrecondition)
+}
