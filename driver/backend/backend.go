@@ -25,6 +25,9 @@ type Driver interface {
 	Close() error
 }
 
+// DefaultTopologyPrefix is democratic-csi's topology key prefix.
+const DefaultTopologyPrefix = "org.democratic-csi.topology"
+
 // Options are what a backend is built from.
 type Options struct {
 	// Connection is the proxy connection name, "" when standalone.
@@ -38,7 +41,11 @@ type Options struct {
 	NodeName string
 	// CSIName is the CSI driver name (--csi-name).
 	CSIName string
-	Logger  *slog.Logger
+	// TopologyPrefix prefixes the topology keys of node-local backends so
+	// they match what nodes report (proxy.nodeTopology.prefix; default
+	// DefaultTopologyPrefix).
+	TopologyPrefix string
+	Logger         *slog.Logger
 }
 
 // Type describes one driver type ("local-hostpath").

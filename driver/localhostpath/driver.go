@@ -32,9 +32,10 @@ import (
 const (
 	// DriverName is the democratic-csi driver type (and config section).
 	DriverName = "local-hostpath"
-	// TopologyKey is the segment key naming the node a volume lives on,
-	// as democratic-csi's local-hostpath reports it.
-	TopologyKey = "org.democratic-csi.topology/node"
+	// TopologyKey is the default segment key naming the node a volume
+	// lives on, as democratic-csi's local-hostpath reports it; behind a
+	// proxy with another nodeTopology.prefix the key follows that prefix.
+	TopologyKey = backend.DefaultTopologyPrefix + "/node"
 	// nodeAttachDriver tells the node service to bind-mount volume_context.path.
 	nodeAttachDriver = "hostpath"
 )
@@ -67,6 +68,8 @@ type Driver struct {
 	log      *slog.Logger
 	locks    keyLocks
 
+	// topoKey is the topology key volumes carry (TopologyKey by default).
+	topoKey string
 	// copyHook is passed to every copy (tests simulate failures with it).
 	copyHook func(rel string) error
 }
@@ -93,10 +96,15 @@ func New(opts backend.Options) (*Driver, error) {
 	if opts.Connection != "" {
 		log = log.With("connection", opts.Connection)
 	}
+	key := TopologyKey
+	if opts.TopologyPrefix != "" {
+		key = opts.TopologyPrefix + "/node"
+	}
 	return &Driver{
 		cfg:      cfg,
 		store:    store{base: cfg.controllerBase},
 		nodeName: opts.NodeName,
+		topoKey:  key,
 		log:      log,
 	}, nil
 }
@@ -106,7 +114,7 @@ func (d *Driver) Close() error { return nil }
 
 // NodeTopology is the accessible topology of volumes made on node.
 func (d *Driver) NodeTopology(node string) map[string]string {
-	return map[string]string{TopologyKey: node}
+	return map[string]string{d.topoKey: node}
 }
 
 func (d *Driver) topology() []*csi.Topology {
@@ -204,7 +212,7 @@ func checkCapabilities(caps []*csi.VolumeCapability) string {
 func (d *Driver) checkRequisite(req *csi.TopologyRequirement) error {
 	var others []string
 	for _, t := range req.GetRequisite() {
-		node, ok := t.GetSegments()[TopologyKey]
+		node, ok := t.GetSegments()[d.topoKey]
 		if !ok {
 			continue
 		}
@@ -218,7 +226,7 @@ func (d *Driver) checkRequisite(req *csi.TopologyRequirement) error {
 	}
 	return status.Errorf(codes.ResourceExhausted,
 		"local-hostpath can only make volumes on node %q (where this controller runs), but the requisite topology allows only %s %s",
-		d.nodeName, TopologyKey, strings.Join(others, ", "))
+		d.nodeName, d.topoKey, strings.Join(others, ", "))
 }
 
 // fsError turns a filesystem failure into a status with the operation and

@@ -310,7 +310,7 @@ func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	if len(req.GetVolumeCapabilities()) > 0 && checkCapabilities(req.GetVolumeCapabilities()) != "" {
 		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
 	}
-	if node, ok := req.GetAccessibleTopology().GetSegments()[TopologyKey]; ok && node != d.nodeName {
+	if node, ok := req.GetAccessibleTopology().GetSegments()[d.topoKey]; ok && node != d.nodeName {
 		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
 	}
 	if err := os.MkdirAll(d.store.base, 0o755); err != nil {

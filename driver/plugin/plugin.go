@@ -127,7 +127,7 @@ func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 		if _, err := os.Stat(set.ConfigFolder); err != nil {
 			o.Logger.Warn("the connections folder is not readable yet; calls will fail until it is", "folder", set.ConfigFolder, "error", err)
 		}
-		conns := proxy.NewConnections(&set, main, backend.Options{NodeName: o.NodeName, CSIName: o.CSIName, Logger: o.Logger})
+		conns := proxy.NewConnections(&set, main, backend.Options{NodeName: o.NodeName, CSIName: o.CSIName, TopologyPrefix: set.Topology.Prefix, Logger: o.Logger})
 		p.closers = append(p.closers, conns.Close)
 		ccaps, _ := csisrv.ControllerCaps(caps.Controller...)
 		p.Controller = proxy.NewController(conns, &set, ccaps, o.Logger)

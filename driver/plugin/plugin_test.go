@@ -192,3 +192,29 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("a good config: %v", ps)
 	}
 }
+
+// A node-local backend behind a proxy with its own topology prefix labels
+// volumes with the key its nodes report, so pods can be scheduled.
+func TestNodeLocalFollowsTopologyPrefix(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "conns", "hp.yaml"), "driver: local-hostpath\nlocal-hostpath:\n  shareBasePath: "+dir+"/d\n  controllerBasePath: "+dir+"/d\n")
+	p, err := New(Options{Config: config.Tree{"driver": "proxy", "proxy": map[string]any{"configFolder": filepath.Join(dir, "conns"),
+		"nodeTopology": map[string]any{"type": "node", "prefix": "example.io"}}}, NodeName: "n1", StateDir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	info, _ := p.Node.NodeGetInfo(ctx, &csipb.NodeGetInfoRequest{})
+	vol, err := p.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-1", Parameters: map[string]string{"connection": "hp"},
+		VolumeCapabilities: []*csipb.VolumeCapability{{AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{}},
+			AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := vol.GetVolume().GetAccessibleTopology()[0].GetSegments()
+	want := info.GetAccessibleTopology().GetSegments()
+	if len(got) != 1 || got["example.io/node"] != "n1" || want["example.io/node"] != "n1" {
+		t.Fatalf("volume topology %v, node topology %v; want both example.io/node=n1", got, want)
+	}
+}

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
 )
 
 // DefaultTopologyPrefix is democratic-csi's topology key prefix.
-const DefaultTopologyPrefix = "org.democratic-csi.topology"
+const DefaultTopologyPrefix = backend.DefaultTopologyPrefix
 
 // Settings is the `proxy:` section of the main config.
 type Settings struct {
