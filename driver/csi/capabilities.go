@@ -2,6 +2,8 @@ package csi
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
@@ -78,7 +80,9 @@ func (c CapabilitySet) Override(t config.Tree) (CapabilitySet, config.Problems) 
 		}
 		items, isList := v.([]any)
 		if !isList {
-			ps = append(ps, config.Problem{Key: key, Msg: "must be a list of capability names"})
+			if _, isString := v.(string); !isString || !strings.HasSuffix(key, "volume_expansion") {
+				ps = append(ps, config.Problem{Key: key, Msg: "must be a list of capability names"})
+			}
 			return
 		}
 		out := make([]string, 0, len(items))
@@ -91,8 +95,23 @@ func (c CapabilitySet) Override(t config.Tree) (CapabilitySet, config.Problems) 
 	list("service.identity.capabilities.service", &c.PluginServices)
 	list("service.controller.capabilities.rpc", &c.Controller)
 	list("service.node.capabilities.rpc", &c.Node)
-	if v, ok := t.String("service.identity.capabilities.volume_expansion"); ok {
+	// democratic-csi writes volume_expansion as a list ([ONLINE]); a plain
+	// string is accepted too.
+	var exp []string
+	list("service.identity.capabilities.volume_expansion", &exp)
+	if len(exp) > 0 {
+		c.Expansion = exp[0]
+	} else if v, ok := t.String("service.identity.capabilities.volume_expansion"); ok {
 		c.Expansion = v
+	}
+	// democratic-csi's defaults list UNKNOWN, which advertises nothing.
+	for _, l := range []*[]string{&c.PluginServices, &c.Controller, &c.Node} {
+		if *l != nil {
+			*l = slices.DeleteFunc(*l, func(n string) bool { return n == "UNKNOWN" })
+		}
+	}
+	if c.Expansion == "UNKNOWN" {
+		c.Expansion = ""
 	}
 	if _, err := PluginCaps(c.PluginServices, c.Expansion); err != nil {
 		ps = append(ps, config.Problem{Key: "service.identity.capabilities", Msg: err.Error()})

@@ -94,11 +94,15 @@ func (p *Controller) ListVolumes(ctx context.Context, req *csipb.ListVolumesRequ
 			if err != nil {
 				return page[*csipb.ListVolumesResponse_Entry]{}, err
 			}
+			entries := resp.GetEntries()[:0]
 			for _, e := range resp.GetEntries() {
 				e.Volume.VolumeId = Decorate(VolumePrefix, l.Name, e.GetVolume().GetVolumeId())
 				decorateSource(l.Name, e.GetVolume().GetContentSource())
+				if p.fits("ListVolumes", e.GetVolume().GetVolumeId()) {
+					entries = append(entries, e)
+				}
 			}
-			return page[*csipb.ListVolumesResponse_Entry]{resp.GetEntries(), resp.GetNextToken()}, nil
+			return page[*csipb.ListVolumesResponse_Entry]{entries, resp.GetNextToken()}, nil
 		})
 	if err != nil {
 		return nil, err
@@ -120,10 +124,7 @@ func (p *Controller) ListSnapshots(ctx context.Context, req *csipb.ListSnapshots
 			if err != nil {
 				return page[*csipb.ListSnapshotsResponse_Entry]{}, err
 			}
-			for _, e := range resp.GetEntries() {
-				decorateSnapshot(l.Name, e.GetSnapshot())
-			}
-			return page[*csipb.ListSnapshotsResponse_Entry]{resp.GetEntries(), resp.GetNextToken()}, nil
+			return page[*csipb.ListSnapshotsResponse_Entry]{p.decorateSnapshots(l.Name, resp.GetEntries()), resp.GetNextToken()}, nil
 		})
 	if err != nil {
 		return nil, err
@@ -157,8 +158,29 @@ func (p *Controller) listSnapshotsFiltered(ctx context.Context, req *csipb.ListS
 	if err != nil {
 		return nil, backendErr(l, "ListSnapshots", err)
 	}
-	for _, e := range resp.GetEntries() {
-		decorateSnapshot(l.Name, e.GetSnapshot())
-	}
+	resp.Entries = p.decorateSnapshots(l.Name, resp.GetEntries())
 	return resp, nil
+}
+
+func (p *Controller) decorateSnapshots(conn string, es []*csipb.ListSnapshotsResponse_Entry) []*csipb.ListSnapshotsResponse_Entry {
+	out := es[:0]
+	for _, e := range es {
+		decorateSnapshot(conn, e.GetSnapshot())
+		if p.fits("ListSnapshots", e.GetSnapshot().GetSnapshotId()) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fits reports whether a listed handle is within CSI's limit. An object
+// made before the proxy (democratic-csi's long snapshot ids) can exceed it
+// once decorated; it is left out of the list, with a warning, rather than
+// sent in a shape CSI forbids.
+func (p *Controller) fits(method, handle string) bool {
+	if len(handle) <= MaxHandleLen {
+		return true
+	}
+	p.log.Warn(method+": leaving out an object whose proxy handle would exceed CSI's limit", "handle", handle, "bytes", len(handle), "limit", MaxHandleLen)
+	return false
 }

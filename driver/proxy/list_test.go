@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
@@ -55,5 +56,21 @@ func TestListVolumesAcrossConnections(t *testing.T) {
 	for _, bad := range []string{"garbage", encodeToken("zzz", ""), encodeToken("a", "999")} {
 		_, err := r.ctl.ListVolumes(context.Background(), &csipb.ListVolumesRequest{StartingToken: bad})
 		wantCode(t, "token "+bad, err, codes.Aborted)
+	}
+}
+
+// An object whose decorated handle would exceed 128 bytes (made before the
+// proxy, with a long id) is left out of listings rather than sent broken.
+func TestListLeavesOutOversizedHandles(t *testing.T) {
+	r := newRig(t)
+	label := r.fake("conn")
+	r.validate("v:conn/none") // builds the driver, and with it the fake's store
+	fakes.Lock()
+	fakes.vols[label]["short"] = 1
+	fakes.vols[label][strings.Repeat("x", 130)] = 1
+	fakes.Unlock()
+	resp, err := r.ctl.ListVolumes(context.Background(), &csipb.ListVolumesRequest{})
+	if err != nil || len(resp.GetEntries()) != 1 || resp.GetEntries()[0].GetVolume().GetVolumeId() != "v:conn/short" {
+		t.Fatalf("ListVolumes = %v, %v; want only v:conn/short", resp, err)
 	}
 }
