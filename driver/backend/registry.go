@@ -3,6 +3,7 @@ package backend
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -64,4 +65,13 @@ var Planned = []string{
 	"zfs-generic-nfs", "zfs-generic-iscsi", "zfs-generic-nvmeof", "zfs-generic-smb",
 	"synology-iscsi", "nfs-client", "smb-client", "lustre-client", "node-manual",
 	"zfs-local-dataset", "zfs-local-zvol", "infinia-nvmeof",
+}
+
+// Unknown explains why name is not a driver type this build can run: one
+// planned for a later version, or one switchyard has never heard of.
+func Unknown(name string) string {
+	if slices.Contains(Planned, name) {
+		return fmt.Sprintf("%s is not available in this build of switchyard yet", name)
+	}
+	return fmt.Sprintf("unknown driver %q; known: %s", name, strings.Join(Names(), ", "))
 }

@@ -97,14 +97,28 @@ func TestMerge(t *testing.T) {
 }
 
 func TestExpandEnv(t *testing.T) {
-	env := map[string]string{"HOST": "nas.local", "EMPTY": ""}
+	env := map[string]string{"HOST": "nas.local", "EMPTY": "", "PORT": "2049"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	out, err := ExpandEnv([]byte("host: ${HOST}\nx: ${EMPTY}\nliteral: $HOST\n"), lookup)
-	if err != nil || string(out) != "host: nas.local\nx: \nliteral: $HOST\n" {
-		t.Fatalf("ExpandEnv = %q, %v", out, err)
+	tree, _ := Parse([]byte("# ${NOT_IN_A_COMMENT}\nhost: ${HOST}\nx: ${EMPTY}\nliteral: $HOST\nescaped: $${HOST}\nnested:\n  list: [\"${HOST}:${PORT}\"]\n  port: ${PORT}\n"))
+	if err := ExpandEnv(tree, lookup); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := ExpandEnv([]byte("p: ${NOPE}"), lookup); err == nil || !strings.Contains(err.Error(), "NOPE") {
-		t.Fatalf("unset variable: %v; want an error naming it", err)
+	want := map[string]string{"host": "nas.local", "x": "", "literal": "$HOST", "escaped": "${HOST}"}
+	for k, v := range want {
+		if got, _ := tree.String(k); got != v {
+			t.Errorf("%s = %q; want %q", k, got, v)
+		}
+	}
+	if l, _ := tree.Lookup("nested.list"); l.([]any)[0] != "nas.local:2049" {
+		t.Errorf("list item = %v", l)
+	}
+	if n, _, err := tree.Int("nested.port"); err != nil || n != 2049 {
+		t.Errorf("an expanded number reads as an int: %d %v", n, err)
+	}
+	tree, _ = Parse([]byte("a:\n  b: ${NOPE}\n"))
+	err := ExpandEnv(tree, lookup)
+	if err == nil || !strings.Contains(err.Error(), "a.b: environment variable NOPE is not set") {
+		t.Fatalf("unset variable: %v; want an error naming key and variable", err)
 	}
 }
 

@@ -53,26 +53,50 @@ func normalize(v any) any {
 	return v
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// ExpandEnv replaces ${NAME} with the value lookup returns. A reference to
-// an unset variable is an error naming it: silently expanding to "" would
-// turn a forgotten variable into an empty password or path.
-func ExpandEnv(data []byte, lookup func(string) (string, bool)) ([]byte, error) {
-	var missing []string
-	out := envRef.ReplaceAllFunc(data, func(ref []byte) []byte {
-		name := string(envRef.FindSubmatch(ref)[1])
-		v, ok := lookup(name)
-		if !ok {
-			missing = append(missing, name)
-			return ref
+// ExpandEnv replaces ${NAME} in every string value of t (keys and comments
+// are left alone) with what lookup returns; $${NAME} stays a literal
+// ${NAME}. A reference to an unset variable is an error naming it and the
+// key: silently expanding to "" would turn a forgotten variable into an
+// empty password or path.
+func ExpandEnv(t Tree, lookup func(string) (string, bool)) error {
+	var err error
+	var walk func(v any, key string) any
+	walk = func(v any, key string) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e, join(key, k))
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e, fmt.Sprintf("%s[%d]", key, i))
+			}
+		case string:
+			return envRef.ReplaceAllStringFunc(x, func(ref string) string {
+				if ref[1] == '$' {
+					return ref[1:] // $${NAME}: the literal ${NAME}
+				}
+				name := ref[2 : len(ref)-1]
+				val, ok := lookup(name)
+				if !ok && err == nil {
+					err = Problem{Key: key, Msg: fmt.Sprintf("environment variable %s is not set (referenced as ${%s})", name, name)}
+				}
+				return val
+			})
 		}
-		return []byte(v)
-	})
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("environment variable %s is not set (referenced as ${%s})", missing[0], missing[0])
+		return v
 	}
-	return out, nil
+	walk(map[string]any(t), "")
+	return err
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
 }
 
 // LoadMain reads the main config file, expanding ${VAR} from the environment.
@@ -81,13 +105,14 @@ func LoadMain(path string) (Tree, error) {
 	if err != nil {
 		return nil, Problem{File: path, Msg: err.Error()}
 	}
-	data, err = ExpandEnv(data, os.LookupEnv)
-	if err != nil {
-		return nil, Problem{File: path, Msg: err.Error()}
-	}
 	t, err := Parse(data)
 	if err != nil {
 		return nil, Problem{File: path, Msg: err.Error()}
+	}
+	if err := ExpandEnv(t, os.LookupEnv); err != nil {
+		p := err.(Problem)
+		p.File = path
+		return nil, p
 	}
 	return t, nil
 }

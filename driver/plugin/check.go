@@ -39,7 +39,7 @@ func Check(path string) config.Problems {
 	}
 	typ, ok := backend.Lookup(drv)
 	if !ok {
-		return config.Problems{{File: path, Key: "driver", Msg: fmt.Sprintf("unknown driver %q; known: proxy, %v", drv, backend.Names())}}
+		return config.Problems{{File: path, Key: "driver", Msg: backend.Unknown(drv) + " (or proxy)"}}
 	}
 	var ps config.Problems
 	if typ.Validate != nil {

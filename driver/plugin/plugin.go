@@ -152,7 +152,7 @@ func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, erro
 	}
 	typ, ok := backend.Lookup(drv)
 	if !ok {
-		return nil, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf("unknown driver %q; known: proxy, %v", drv, backend.Names())}
+		return nil, config.Problem{File: file, Key: "driver", Msg: backend.Unknown(drv) + " (or proxy)"}
 	}
 	if typ.Validate != nil {
 		if ps := config.Problems(typ.Validate(main)); len(ps) > 0 {

@@ -37,6 +37,7 @@ func TestNewRejectsBadMainConfigs(t *testing.T) {
 		{"", []string{"driver: required"}},
 		{"driver: teleport\n", []string{"unknown driver \"teleport\"", "local-hostpath"}},
 		{"driver: objectivefs\n", []string{"objectivefs is not supported"}},
+		{"driver: zfs-generic-nfs\n", []string{"zfs-generic-nfs is not available in this build"}},
 		{"driver: proxy\n", []string{"proxy: required"}},
 		{"driver: proxy\nproxy:\n  configFolder: /c\n  cacheTimeoutMinutes: x\n", []string{"proxy.cacheTimeoutMinutes"}},
 		{"driver: local-hostpath\n", []string{"local-hostpath"}},

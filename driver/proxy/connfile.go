@@ -62,12 +62,7 @@ func checkConnection(name, file string, tree, main config.Tree, s *Settings) (*c
 	}
 	typ, ok := backend.Lookup(drv)
 	if !ok {
-		for _, p := range backend.Planned {
-			if p == drv {
-				return nil, problem("driver", "%s is not available in this build of switchyard yet", drv), codes.FailedPrecondition
-			}
-		}
-		return nil, problem("driver", "unknown driver %q; known: %s", drv, strings.Join(backend.Names(), ", ")), codes.FailedPrecondition
+		return nil, problem("driver", "%s", backend.Unknown(drv)), codes.FailedPrecondition
 	}
 	// The connection file is a complete real-driver config merged over the
 	// main config (so node.* and service.* defaults carry over), minus the

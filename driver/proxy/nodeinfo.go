@@ -181,8 +181,8 @@ func NodeTopology(t TopologySettings, f NodeFacts, log *slog.Logger) (map[string
 			return nil, err
 		}
 		m := r.Regex.FindStringSubmatch(in)
-		if m == nil {
-			continue // a rule that does not match is skipped
+		if m == nil || in == "" {
+			continue // a rule that does not match (or has no input: an unset env) is skipped
 		}
 		out[t.Prefix+"/"+r.Key] = expandTemplate(r.Template, m)
 	}

@@ -88,6 +88,7 @@ func TestNodeTopology(t *testing.T) {
 			re(TopologyRule{Key: "region", Source: "env", EnvName: "REGION"}, `.*`),
 			re(TopologyRule{Key: "rack", Source: "file", File: "/etc/rack"}, `rack(\d+)`),
 			re(TopologyRule{Key: "never", Source: "hostname"}, `other`), // no match: skipped
+			re(TopologyRule{Key: "unset", Source: "env", EnvName: "NOT_SET"}, `.*`), // no input: skipped
 		}}, map[string]string{p + "/zone": "zone-a", p + "/region": "eu-1", p + "/rack": "rack7"}},
 	}
 	for _, tt := range tests {
