@@ -87,7 +87,7 @@ func TestNodeTopology(t *testing.T) {
 			re(TopologyRule{Key: "zone", Source: "nodeName", Template: "zone-{match:1}"}, `node-(\w)-[0-9]+`),
 			re(TopologyRule{Key: "region", Source: "env", EnvName: "REGION"}, `.*`),
 			re(TopologyRule{Key: "rack", Source: "file", File: "/etc/rack"}, `rack(\d+)`),
-			re(TopologyRule{Key: "never", Source: "hostname"}, `other`), // no match: skipped
+			re(TopologyRule{Key: "never", Source: "hostname"}, `other`),             // no match: skipped
 			re(TopologyRule{Key: "unset", Source: "env", EnvName: "NOT_SET"}, `.*`), // no input: skipped
 		}}, map[string]string{p + "/zone": "zone-a", p + "/region": "eu-1", p + "/rack": "rack7"}},
 	}
