@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
 // recoverer turns a panic in a handler into INTERNAL, logging the stack: one
@@ -46,7 +48,7 @@ func statusOnly(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc
 }
 
 // locker serialises calls that act on the same volume, name or snapshot.
-func locker(locks *KeyLocks) grpc.UnaryServerInterceptor {
+func locker(locks *keylock.Set) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		keys := lockKeys(req)
 		if len(keys) == 0 {

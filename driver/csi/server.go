@@ -14,6 +14,8 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
+
+	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
 // Options configure a Server. Controller and Node may be nil (a plugin
@@ -28,7 +30,7 @@ type Options struct {
 // Server is a CSI gRPC server.
 type Server struct {
 	grpc  *grpc.Server
-	locks *KeyLocks
+	locks *keylock.Set
 	log   *slog.Logger
 }
 
@@ -40,7 +42,7 @@ func NewServer(o Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{locks: NewKeyLocks(), log: log}
+	s := &Server{locks: &keylock.Set{}, log: log}
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(
 		recoverer(log),
 		statusOnly,

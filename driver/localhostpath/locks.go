@@ -1,8 +1,9 @@
 package localhostpath
 
 import (
-	"slices"
-	"sync"
+	"context"
+
+	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
 // keyLocks serialises work on one volume or snapshot directory inside this
@@ -10,46 +11,11 @@ import (
 // not a CreateVolume (locked by name) against a DeleteVolume of the id it
 // maps to, nor two names hashed to one id (crc8 has 256 values), and tests
 // call the driver directly.
-type keyLocks struct {
-	mu   sync.Mutex
-	held map[string]*keyLock
-}
+type keyLocks struct{ set keylock.Set }
 
-type keyLock struct {
-	sync.Mutex
-	refs int
-}
-
-// lock takes every key, in sorted order so that two callers sharing keys
-// never deadlock, and returns the function that releases them.
+// lock takes every key and returns the function that releases them. It
+// waits as long as it takes: the calls it guards are short filesystem work.
 func (l *keyLocks) lock(keys ...string) (unlock func()) {
-	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
-	taken := make([]*keyLock, len(keys))
-	for i, k := range keys {
-		l.mu.Lock()
-		if l.held == nil {
-			l.held = map[string]*keyLock{}
-		}
-		kl := l.held[k]
-		if kl == nil {
-			kl = &keyLock{}
-			l.held[k] = kl
-		}
-		kl.refs++
-		l.mu.Unlock()
-		kl.Lock()
-		taken[i] = kl
-	}
-	return func() {
-		for i := len(keys) - 1; i >= 0; i-- {
-			kl := taken[i]
-			kl.Unlock()
-			l.mu.Lock()
-			kl.refs--
-			if kl.refs == 0 {
-				delete(l.held, keys[i])
-			}
-			l.mu.Unlock()
-		}
-	}
+	unlock, _ = l.set.Lock(context.Background(), keys...) // never fails without a deadline
+	return unlock
 }

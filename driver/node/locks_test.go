@@ -52,9 +52,7 @@ func TestVolumeLocks(t *testing.T) {
 		t.Fatal("waiter never got the lock")
 	}
 
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.m) != 0 {
-		t.Fatalf("lock entries leak: %v", l.m)
+	if n := l.set.Len(); n != 0 {
+		t.Fatalf("%d lock entries leak", n)
 	}
 }

@@ -1,4 +1,7 @@
-package csi
+// Package keylock serialises work on string keys (volume ids, names,
+// snapshot ids): callers on one key run one at a time, callers on different
+// keys in parallel. The gRPC server, the node service and backends share it.
+package keylock
 
 import (
 	"context"
@@ -6,10 +9,9 @@ import (
 	"sync"
 )
 
-// KeyLocks serialises work on string keys (volume ids, names, snapshot ids):
-// callers on one key run one at a time, callers on different keys in
-// parallel. A waiter gives up when its context ends.
-type KeyLocks struct {
+// Set is a set of key locks; its zero value is ready to use. A waiter
+// gives up when its context ends.
+type Set struct {
 	mu   sync.Mutex
 	held map[string]*keyLock
 }
@@ -19,13 +21,10 @@ type keyLock struct {
 	refs int
 }
 
-// NewKeyLocks returns an empty lock set.
-func NewKeyLocks() *KeyLocks { return &KeyLocks{held: map[string]*keyLock{}} }
-
 // Lock takes every key (sorted, so two callers sharing keys never deadlock)
 // and returns the function that releases them. It fails with ctx.Err()
 // when the context ends first; nothing stays held then.
-func (l *KeyLocks) Lock(ctx context.Context, keys ...string) (func(), error) {
+func (l *Set) Lock(ctx context.Context, keys ...string) (func(), error) {
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
 	taken := make([]string, 0, len(keys))
 	release := func() {
@@ -43,8 +42,11 @@ func (l *KeyLocks) Lock(ctx context.Context, keys ...string) (func(), error) {
 	return release, nil
 }
 
-func (l *KeyLocks) lock(ctx context.Context, key string) error {
+func (l *Set) lock(ctx context.Context, key string) error {
 	l.mu.Lock()
+	if l.held == nil {
+		l.held = map[string]*keyLock{}
+	}
 	kl := l.held[key]
 	if kl == nil {
 		kl = &keyLock{ch: make(chan struct{}, 1)}
@@ -62,7 +64,7 @@ func (l *KeyLocks) lock(ctx context.Context, key string) error {
 	}
 }
 
-func (l *KeyLocks) unlock(key string) {
+func (l *Set) unlock(key string) {
 	l.mu.Lock()
 	kl := l.held[key]
 	l.mu.Unlock()
@@ -72,7 +74,7 @@ func (l *KeyLocks) unlock(key string) {
 
 // drop forgets a key once nobody holds or waits for it, so the map does not
 // grow with every volume ever seen.
-func (l *KeyLocks) drop(key string, kl *keyLock) {
+func (l *Set) drop(key string, kl *keyLock) {
 	l.mu.Lock()
 	kl.refs--
 	if kl.refs == 0 {
@@ -82,7 +84,7 @@ func (l *KeyLocks) drop(key string, kl *keyLock) {
 }
 
 // Len is the number of keys currently held or waited for (for tests).
-func (l *KeyLocks) Len() int {
+func (l *Set) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.held)

@@ -1,4 +1,4 @@
-package csi
+package keylock
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-func TestKeyLocksSerialiseOneKey(t *testing.T) {
-	l := NewKeyLocks()
+func TestSetSerialiseOneKey(t *testing.T) {
+	var l Set
 	var inside, maxInside atomic.Int32
 	var wg sync.WaitGroup
 	for range 32 {
@@ -42,8 +42,8 @@ func TestKeyLocksSerialiseOneKey(t *testing.T) {
 	}
 }
 
-func TestKeyLocksOtherKeysProceed(t *testing.T) {
-	l := NewKeyLocks()
+func TestSetOtherKeysProceed(t *testing.T) {
+	var l Set
 	unlockA, _ := l.Lock(context.Background(), "vol:a")
 	defer unlockA()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -55,8 +55,8 @@ func TestKeyLocksOtherKeysProceed(t *testing.T) {
 	unlockB()
 }
 
-func TestKeyLocksGiveUpWithContext(t *testing.T) {
-	l := NewKeyLocks()
+func TestSetGiveUpWithContext(t *testing.T) {
+	var l Set
 	unlock, _ := l.Lock(context.Background(), "vol:a")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
