@@ -20,14 +20,10 @@ import (
 // reader-only one.
 func (s *Service) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
 	id := req.GetVolumeId()
-	if err := requireID(id); err != nil {
+	tgt, err := idAndPath(id, "target_path", req.GetTargetPath())
+	if err != nil {
 		return nil, err
 	}
-	tgt := req.GetTargetPath()
-	if err := requirePath(id, "target_path", tgt); err != nil {
-		return nil, err
-	}
-	tgt = filepath.Clean(tgt)
 	capability := req.GetVolumeCapability()
 	if err := checkCapability(id, capability); err != nil {
 		return nil, err
@@ -219,14 +215,10 @@ func otherTargets(rec *record, tgt string) []string {
 // remove the directory or file, as the spec requires of the plugin.
 func (s *Service) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
 	id := req.GetVolumeId()
-	if err := requireID(id); err != nil {
+	tgt, err := idAndPath(id, "target_path", req.GetTargetPath())
+	if err != nil {
 		return nil, err
 	}
-	tgt := req.GetTargetPath()
-	if err := requirePath(id, "target_path", tgt); err != nil {
-		return nil, err
-	}
-	tgt = filepath.Clean(tgt)
 
 	unlock, err := s.locks.lock(ctx, id)
 	if err != nil {

@@ -221,6 +221,18 @@ func requirePath(id, field, p string) error {
 	return nil
 }
 
+// idAndPath checks the volume id and one required absolute path of a
+// request, and returns the path cleaned.
+func idAndPath(id, field, p string) (string, error) {
+	if err := requireID(id); err != nil {
+		return "", err
+	}
+	if err := requirePath(id, field, p); err != nil {
+		return "", err
+	}
+	return filepath.Clean(p), nil
+}
+
 func requireID(id string) error {
 	if id == "" {
 		return status.Error(codes.InvalidArgument, "volume_id is required")

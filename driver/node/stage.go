@@ -20,14 +20,10 @@ import (
 // appear at the staging path; the record remembers how.
 func (s *Service) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
 	id := req.GetVolumeId()
-	if err := requireID(id); err != nil {
+	staging, err := idAndPath(id, "staging_target_path", req.GetStagingTargetPath())
+	if err != nil {
 		return nil, err
 	}
-	staging := req.GetStagingTargetPath()
-	if err := requirePath(id, "staging_target_path", staging); err != nil {
-		return nil, err
-	}
-	staging = filepath.Clean(staging)
 	if err := checkCapability(id, req.GetVolumeCapability()); err != nil {
 		return nil, err
 	}
@@ -130,14 +126,10 @@ func stageDiff(rec *record, attacher string, v *Volume) string {
 // let the attacher release the volume, forget it.
 func (s *Service) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolumeRequest) (*csi.NodeUnstageVolumeResponse, error) {
 	id := req.GetVolumeId()
-	if err := requireID(id); err != nil {
+	staging, err := idAndPath(id, "staging_target_path", req.GetStagingTargetPath())
+	if err != nil {
 		return nil, err
 	}
-	staging := req.GetStagingTargetPath()
-	if err := requirePath(id, "staging_target_path", staging); err != nil {
-		return nil, err
-	}
-	staging = filepath.Clean(staging)
 
 	unlock, err := s.locks.lock(ctx, id)
 	if err != nil {
