@@ -1,0 +1,89 @@
+package zfs
+
+import (
+	"errors"
+	"strings"
+)
+
+// Error is a zfs (or other host) command that ran and failed. Its message
+// is the command's own stderr, which the classifiers below read the way
+// democratic-csi does: by the text real zfs prints.
+type Error struct {
+	// Command is the program and subcommand ("zfs create"), never values.
+	Command string
+	Stderr  string
+	Code    int
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = "exited with status " + itoa(e.Code) + " and no message"
+	}
+	return e.Command + ": " + msg
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+func stderrHas(err error, texts ...string) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	for _, t := range texts {
+		if strings.Contains(e.Stderr, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsNotExist: the dataset, snapshot or pool does not exist.
+func IsNotExist(err error) bool {
+	return stderrHas(err, "dataset does not exist", "no such pool", "could not find any snapshots to destroy")
+}
+
+// IsExists: the dataset or snapshot already exists (also a receive whose
+// destination exists).
+func IsExists(err error) bool {
+	if stderrHas(err, "dataset already exists") {
+		return true
+	}
+	var e *Error
+	return errors.As(err, &e) && strings.Contains(e.Stderr, "destination") && strings.Contains(e.Stderr, "exists")
+}
+
+// IsBusy: the dataset is in use (mounted and busy, or a zvol held open);
+// democratic-csi retries destroys on these.
+func IsBusy(err error) bool {
+	return stderrHas(err, "dataset is busy", "target is busy", "pool or dataset is busy")
+}
+
+// HasDependentClones: a destroy was refused because clones depend on a
+// snapshot of the dataset.
+func HasDependentClones(err error) bool { return stderrHas(err, "has dependent clones") }
+
+// IsOutOfSpace: the pool (or a quota) has no room for the request.
+func IsOutOfSpace(err error) bool {
+	return stderrHas(err, "out of space", "size is greater than available space", "exceeds quota", "quota exceeded")
+}

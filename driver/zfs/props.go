@@ -1,0 +1,109 @@
+package zfs
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Property is one value as `zfs get` reports it.
+type Property struct {
+	Value  string
+	Source string // "local", "default", "inherited from x", "-", ...
+}
+
+// IsSet reports whether a (user) property has a value: zfs prints "-" for
+// one that was never set.
+func (p Property) IsSet() bool { return p.Value != "" && p.Value != "-" }
+
+// Properties are the values of one dataset, by property name.
+type Properties map[string]Property
+
+// Int reads a numeric property as bytes (or count), -1 when unset or "none".
+func (p Properties) Int(name string) int64 {
+	v, ok := p[name]
+	if !ok || !v.IsSet() || v.Value == "none" {
+		return -1
+	}
+	n, err := strconv.ParseInt(v.Value, 10, 64)
+	if err != nil {
+		if s, err := ParseSize(v.Value); err == nil {
+			return s
+		}
+		return -1
+	}
+	return n
+}
+
+// Get runs `zfs get -Hp -o name,property,value,source p1,p2 name`.
+func (c *CLI) Get(ctx context.Context, name string, props ...string) (Properties, error) {
+	out, err := c.zfs(ctx, "get", "-Hp", "-o", "name,property,value,source", strings.Join(props, ","), name)
+	if err != nil {
+		return nil, err
+	}
+	res := Properties{}
+	for _, line := range strings.Split(out.Stdout, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) < 4 {
+			return nil, fmt.Errorf("zfs get: unexpected output line %q", line)
+		}
+		// The value may itself hold tabs: name and property come first,
+		// source last.
+		res[f[1]] = Property{Value: strings.Join(f[2:len(f)-1], "\t"), Source: f[len(f)-1]}
+	}
+	return res, nil
+}
+
+// ListOptions tune List.
+type ListOptions struct {
+	Recursive bool
+	Depth     int      // > 0: -d depth
+	Types     []string // filesystem, volume, snapshot
+	Props     []string // columns after name
+}
+
+// Row is one dataset from List: its name and the asked-for columns.
+type Row struct {
+	Name  string
+	Props map[string]string
+}
+
+// List runs `zfs list -Hp -o name,<props> [-t types] [-r|-d n] root`. A
+// value zfs does not have is "-".
+func (c *CLI) List(ctx context.Context, root string, o ListOptions) ([]Row, error) {
+	a := []string{"-Hp", "-o", strings.Join(append([]string{"name"}, o.Props...), ",")}
+	if len(o.Types) > 0 {
+		a = append(a, "-t", strings.Join(o.Types, ","))
+	}
+	if o.Depth > 0 {
+		a = append(a, "-d", fmt.Sprint(o.Depth))
+	} else if o.Recursive {
+		a = append(a, "-r")
+	}
+	out, err := c.zfs(ctx, "list", append(a, root)...)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, line := range strings.Split(out.Stdout, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != len(o.Props)+1 {
+			return nil, fmt.Errorf("zfs list: %d columns expected, got %q", len(o.Props)+1, line)
+		}
+		r := Row{Name: f[0], Props: make(map[string]string, len(o.Props))}
+		for i, p := range o.Props {
+			r.Props[p] = f[i+1]
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}

@@ -1,0 +1,39 @@
+package zfs
+
+import "strings"
+
+// Quote makes s one word for a POSIX shell, whatever it contains: words of
+// safe characters stay as they are, anything else is single-quoted (inside
+// single quotes nothing is special; a ' is written as '\”). Newlines, $( ),
+// backticks, ; and spaces therefore reach the program as literal bytes.
+func Quote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	if isSafeWord(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Line joins argv into one shell command line, quoting every word.
+func Line(argv ...string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = Quote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+func isSafeWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-_./:@%+,=", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,37 @@
+package zfs
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestQuoteReachesProgramAsOneArgument runs every tricky value through a
+// real /bin/sh and checks the program received exactly that byte string as
+// one argument: nothing was expanded, split or executed.
+func TestQuoteReachesProgramAsOneArgument(t *testing.T) {
+	values := []string{
+		"plain", "", "with space", "it's", `"double"`, "semi;colon", "$(touch /tmp/pwned)",
+		"`id`", "new\nline", "tab\there", `back\slash`, "$HOME", "a&&b", "a|b", "*", "~root",
+		"-leading-dash", "x=y", "'", "''", "\\'", "ünïcödé", "a\x01b",
+	}
+	for _, v := range values {
+		line := "printf '%s\\0' " + Quote(v)
+		out, err := exec.Command("/bin/sh", "-c", line).Output()
+		if err != nil {
+			t.Fatalf("sh -c %q: %v", line, err)
+		}
+		got := strings.TrimSuffix(string(out), "\x00")
+		if got != v || strings.Count(string(out), "\x00") != 1 {
+			t.Errorf("Quote(%q) = %s: the shell passed %q", v, Quote(v), out)
+		}
+	}
+}
+
+func TestLineQuotesEveryWord(t *testing.T) {
+	got := Line("/sbin/zfs", "set", "org.freenas:description=a b;c", "tank/v")
+	want := `/sbin/zfs set 'org.freenas:description=a b;c' tank/v`
+	if got != want {
+		t.Fatalf("Line = %s, want %s", got, want)
+	}
+}

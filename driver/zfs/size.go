@@ -1,0 +1,59 @@
+package zfs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseSize reads a zfs size: plain bytes ("16384") or a number with a
+// binary suffix as zfs accepts it ("16K", "16k", "1.5G", "512B", "1M").
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	mult := int64(1)
+	last := t[len(t)-1]
+	if last == 'B' || last == 'b' {
+		t = t[:len(t)-1]
+		if t == "" {
+			return 0, fmt.Errorf("invalid size %q", s)
+		}
+		last = t[len(t)-1]
+	}
+	if i := strings.IndexByte("KMGTPE", upper(last)); i >= 0 && (last < '0' || last > '9') {
+		mult = 1 << (10 * (i + 1))
+		t = t[:len(t)-1]
+	}
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if n < 0 || (mult > 1 && n > (1<<63-1)/mult) {
+			return 0, fmt.Errorf("invalid size %q", s)
+		}
+		return n * mult, nil
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || mult == 1 {
+		return 0, fmt.Errorf("invalid size %q: use bytes or a number with K, M, G, T, P or E", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// AlignUp rounds size up to a multiple of block (zvol volsize must be a
+// multiple of volblocksize).
+func AlignUp(size, block int64) int64 {
+	if block <= 0 {
+		return size
+	}
+	if r := size % block; r != 0 {
+		return size + block - r
+	}
+	return size
+}
