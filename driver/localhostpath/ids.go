@@ -1,23 +1,17 @@
 package localhostpath
 
 import (
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
-	"hash/crc32"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/switchyard-csi/switchyard/driver/ids"
 )
 
 // MaxIDLen is the longest volume or snapshot id this backend returns. It
 // leaves room for the proxy's decoration (`v:<connection>/`) within CSI's
 // 128-byte limit.
 const MaxIDLen = 64
-
-// truncPrefixLen is how much of an over-long name is kept readable: the
-// rest of the id is "-" and 32 hex digits of the name's md5.
-const truncPrefixLen = MaxIDLen - 1 - 2*md5.Size
 
 // volumeID turns a CreateVolume name into the volume id (the directory
 // name under v/).
@@ -28,23 +22,9 @@ const truncPrefixLen = MaxIDLen - 1 - 2*md5.Size
 // 31 bytes, "-" and the md5 of the whole name in hex (64 bytes).
 //
 // With a strategy the id is the hash of the name, exactly as democratic-csi
-// computes it (md5: 32 hex digits; crc8/crc16/crc32: the checksum in
-// decimal, because democratic-csi stringifies the number the crc package
-// returns), and like democratic-csi any name is accepted.
+// computes it (see ids.Hash), and like democratic-csi any name is accepted.
 func volumeID(name, strategy string) (string, error) {
-	if name == "" {
-		return "", fmt.Errorf("name is required")
-	}
-	if strategy != "" {
-		return hashName(name, strategy)
-	}
-	if bad := invalidChars(name, isVolumeIDChar); bad != "" {
-		return "", fmt.Errorf("volume name %q contains invalid characters %q: only A-Z, a-z, 0-9, _ and - are allowed", name, bad)
-	}
-	if !isAlnum(name[0]) {
-		return "", fmt.Errorf("volume name %q must begin with a letter or digit", name)
-	}
-	return shorten(name), nil
+	return ids.Volume(name, strategy, MaxIDLen)
 }
 
 // snapshotID turns a CreateSnapshot name into the snapshot id (the
@@ -55,93 +35,13 @@ func snapshotID(name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("name is required")
 	}
-	if bad := invalidChars(name, isSnapshotIDChar); bad != "" {
+	if bad := ids.InvalidChars(name, ids.IsSnapshotChar); bad != "" {
 		return "", fmt.Errorf("snapshot name %q contains invalid characters %q: only A-Z, a-z, 0-9, _, -, :, . and + are allowed", name, bad)
 	}
 	if name[0] == '.' {
 		return "", fmt.Errorf("snapshot name %q must not begin with \".\"", name)
 	}
-	return shorten(name), nil
-}
-
-func shorten(name string) string {
-	if len(name) <= MaxIDLen {
-		return name
-	}
-	sum := md5.Sum([]byte(name))
-	return name[:truncPrefixLen] + "-" + hex.EncodeToString(sum[:])
-}
-
-func hashName(name, strategy string) (string, error) {
-	switch strategy {
-	case "md5":
-		sum := md5.Sum([]byte(name))
-		return hex.EncodeToString(sum[:]), nil
-	case "crc8":
-		return strconv.FormatUint(uint64(crc8(name)), 10), nil
-	case "crc16":
-		return strconv.FormatUint(uint64(crc16(name)), 10), nil
-	case "crc32":
-		return strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(name))), 10), nil
-	}
-	return "", fmt.Errorf("unknown id hash strategy %q", strategy)
-}
-
-// crc8 is CRC-8 with polynomial 0x07, initial value 0, no reflection (the
-// "crc-8" model of the crc package democratic-csi uses).
-func crc8(s string) uint8 {
-	var c uint8
-	for i := 0; i < len(s); i++ {
-		c ^= s[i]
-		for range 8 {
-			if c&0x80 != 0 {
-				c = c<<1 ^ 0x07
-			} else {
-				c <<= 1
-			}
-		}
-	}
-	return c
-}
-
-// crc16 is CRC-16/ARC: polynomial 0x8005 reflected (0xA001), initial value
-// 0 (the "crc-16" model of the crc package democratic-csi uses).
-func crc16(s string) uint16 {
-	var c uint16
-	for i := 0; i < len(s); i++ {
-		c ^= uint16(s[i])
-		for range 8 {
-			if c&1 != 0 {
-				c = c>>1 ^ 0xA001
-			} else {
-				c >>= 1
-			}
-		}
-	}
-	return c
-}
-
-// invalidChars returns the distinct bytes of s that ok rejects, in order of
-// first appearance.
-func invalidChars(s string, ok func(byte) bool) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !ok(c) && !strings.ContainsRune(b.String(), rune(c)) {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func isVolumeIDChar(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
-
-func isSnapshotIDChar(c byte) bool {
-	return isVolumeIDChar(c) || c == ':' || c == '.' || c == '+'
+	return ids.Shorten(name, MaxIDLen), nil
 }
 
 // safeComponent reports whether an id from a request may be used as one
