@@ -62,7 +62,6 @@ var Planned = []string{
 	"freenas-api-nfs", "freenas-api-iscsi", "freenas-api-smb", "freenas-api-nvmeof",
 	"truenas-nfs", "truenas-iscsi", "truenas-smb",
 	"truenas-api-nfs", "truenas-api-iscsi", "truenas-api-smb", "truenas-api-nvmeof",
-	"zfs-generic-nfs", "zfs-generic-iscsi", "zfs-generic-nvmeof", "zfs-generic-smb",
 	"synology-iscsi", "nfs-client", "smb-client", "lustre-client", "node-manual",
 	"zfs-local-dataset", "zfs-local-zvol", "infinia-nvmeof",
 }

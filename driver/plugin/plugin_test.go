@@ -37,7 +37,7 @@ func TestNewRejectsBadMainConfigs(t *testing.T) {
 		{"", []string{"driver: required"}},
 		{"driver: teleport\n", []string{"unknown driver \"teleport\"", "local-hostpath"}},
 		{"driver: objectivefs\n", []string{"objectivefs is not supported"}},
-		{"driver: zfs-generic-nfs\n", []string{"zfs-generic-nfs is not available in this build"}},
+		{"driver: synology-iscsi\n", []string{"synology-iscsi is not available in this build"}},
 		{"driver: proxy\n", []string{"proxy: required"}},
 		{"driver: proxy\nproxy:\n  configFolder: /c\n  cacheTimeoutMinutes: x\n", []string{"proxy.cacheTimeoutMinutes"}},
 		{"driver: local-hostpath\n", []string{"local-hostpath"}},
@@ -165,7 +165,7 @@ func TestCheck(t *testing.T) {
 	writeFile(t, filepath.Join(conns, "nokey.yaml"), "driver: local-hostpath\nlocal-hostpath:\n  shareBasePath: /x\n")
 	writeFile(t, filepath.Join(conns, "bad name.yaml"), "driver: local-hostpath\n")
 	writeFile(t, filepath.Join(conns, "nested.yaml"), "driver: proxy\n")
-	writeFile(t, filepath.Join(conns, "zfs.yaml"), "driver: zfs-generic-nfs\n")
+	writeFile(t, filepath.Join(conns, "zfs.yaml"), "driver: synology-iscsi\n")
 	writeFile(t, filepath.Join(conns, strings.Repeat("l", 62)+".yaml"), "driver: local-hostpath\nlocal-hostpath:\n  shareBasePath: /x\n  controllerBasePath: /x\n")
 	main := writeFile(t, filepath.Join(dir, "main.yaml"), "driver: proxy\nproxy:\n  configFolder: "+conns+"\n  nodeTopology:\n    type: node\n")
 	ps := Check(main)
@@ -173,7 +173,7 @@ func TestCheck(t *testing.T) {
 		"nokey.yaml: local-hostpath.controllerBasePath",
 		"bad name.yaml: the file name is not a usable connection name",
 		"nested.yaml: driver: proxy cannot be used behind the proxy",
-		"zfs.yaml: driver: zfs-generic-nfs is not available in this build",
+		"zfs.yaml: driver: synology-iscsi is not available in this build",
 		strings.Repeat("l", 62) + ".yaml: connection name",
 	}
 	got := ps.Error()

@@ -98,7 +98,7 @@ func TestBrokenConnectionFiles(t *testing.T) {
 		{"nested-proxy", "driver: proxy\nproxy:\n  configFolder: /tmp\n", codes.InvalidArgument, []string{"proxy cannot be used behind the proxy"}},
 		{"objectivefs", "driver: objectivefs\n", codes.InvalidArgument, []string{"objectivefs cannot be used behind the proxy"}},
 		{"ephemeral", "driver: zfs-local-ephemeral-inline\n", codes.InvalidArgument, []string{"zfs-local-ephemeral-inline cannot be used"}},
-		{"planned", "driver: zfs-generic-nfs\n", codes.FailedPrecondition, []string{"not available in this build"}},
+		{"planned", "driver: synology-iscsi\n", codes.FailedPrecondition, []string{"not available in this build"}},
 		{"missing-key", "driver: fake-test\n", codes.FailedPrecondition, []string{"missing-key.yaml: fake.label: required"}},
 		{"bad-topology", "driver: fake-test\nfake:\n  label: t\nproxy:\n  perDriver:\n    topology: {zone: a}\n", codes.FailedPrecondition, []string{"proxy.perDriver.topology"}},
 	}

@@ -4,4 +4,5 @@ package register
 
 import (
 	_ "github.com/switchyard-csi/switchyard/driver/localhostpath"
+	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"
 )

@@ -1,0 +1,165 @@
+package zfsgeneric
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/zfs"
+)
+
+// sharer makes a volume reachable by nodes and undoes it.
+type sharer interface {
+	// create shares the volume and returns its volume_context and the
+	// properties to record with it (set together with the context).
+	create(ctx context.Context, r shareRequest) (map[string]string, []zfs.Prop, error)
+	// remove undoes create; it succeeds when there is nothing to remove.
+	// props holds what was read of the dataset (asset names).
+	remove(ctx context.Context, dataset string, props zfs.Properties) error
+}
+
+type shareRequest struct {
+	id, dataset, name string
+	params            map[string]string
+	mountpoint        string // filesystems
+}
+
+func newSharer(d *Driver) sharer {
+	switch d.cfg.driver {
+	case DriverNFS:
+		return propertyShare{d: d, attach: "nfs"}
+	case DriverSMB:
+		return propertyShare{d: d, attach: "smb"}
+	case DriverISCSI:
+		return iscsiShare{d: d}
+	case DriverNVMeoF:
+		return nvmeofShare{d: d}
+	}
+	panic("zfsgeneric: no sharer for " + d.cfg.driver) // parseSettings refuses other drivers
+}
+
+// propertyShare shares a filesystem with sharenfs/sharesmb (and share):
+// the host's own zfs share integration serves it. The share goes away with
+// the dataset, so remove has nothing to do.
+type propertyShare struct {
+	d      *Driver
+	attach string
+}
+
+func (s propertyShare) create(_ context.Context, r shareRequest) (map[string]string, []zfs.Prop, error) {
+	var props []zfs.Prop
+	for _, p := range s.d.cfg.share.props {
+		props = append(props, zfs.Prop{Name: p.key, Value: p.value})
+	}
+	vc := map[string]string{"node_attach_driver": s.attach, "server": s.d.cfg.share.host}
+	if s.attach == "nfs" {
+		vc["share"] = r.mountpoint
+	} else {
+		vc["share"] = smbShareName(r.dataset)
+	}
+	return vc, props, nil
+}
+
+func (propertyShare) remove(context.Context, string, zfs.Properties) error { return nil }
+
+// smbShareName is the share name zfs's sharesmb gives a dataset (and
+// democratic-csi assumes): the name with "/" and "-" replaced by "_".
+func smbShareName(dataset string) string {
+	return strings.NewReplacer("/", "_", "-", "_").Replace(dataset)
+}
+
+// assetName is the target/subsystem name of a volume: nameTemplate (or the
+// volume id), with namePrefix and nameSuffix, lowercased, as democratic-csi.
+func (d *Driver) assetName(section string, r shareRequest) (string, error) {
+	sh := d.cfg.share
+	name := r.id
+	if sh.nameTemplate != nil {
+		name = sh.nameTemplate.render(r.name, r.params)
+	}
+	name = strings.ToLower(sh.namePrefix + name + sh.nameSuffix)
+	if name == "" {
+		return "", status.Errorf(codes.InvalidArgument, "%s.nameTemplate rendered an empty name for volume %q", section, r.name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("-_.:", c) >= 0) {
+			return "", status.Errorf(codes.InvalidArgument, "%s asset name %q for volume %q contains %q: names may hold a-z, 0-9, '-', '_', '.' and ':' (check %s.nameTemplate, namePrefix and nameSuffix)", section, name, r.name, c, section)
+		}
+	}
+	return name, nil
+}
+
+// qualifiedNameMax is the longest IQN or NQN (RFC 3720, NVMe base spec).
+const qualifiedNameMax = 223
+
+func checkQualifiedName(kind, name, section string) error {
+	if len(name) > qualifiedNameMax {
+		return status.Errorf(codes.FailedPrecondition, "%s %s is %d bytes; the limit is %d: shorten %s's basename, nameTemplate, namePrefix or nameSuffix", kind, name, len(name), qualifiedNameMax, section)
+	}
+	return nil
+}
+
+// storedAsset is the asset name recorded on the dataset, or the default
+// derived from the dataset name (volumes democratic-csi made before it
+// recorded names).
+func (d *Driver) storedAsset(dataset string, props zfs.Properties, prop string) string {
+	if p := props[prop]; p.IsSet() {
+		return strings.ToLower(p.Value)
+	}
+	leaf := dataset[strings.LastIndexByte(dataset, '/')+1:]
+	return strings.ToLower(d.cfg.share.namePrefix + leaf + d.cfg.share.nameSuffix)
+}
+
+// runCLI feeds a script to targetcli or nvmetcli on the host: `sh -c
+// 'echo <script> | [sudo] <cli>'` with a pty, as democratic-csi does, but
+// with the script single-quoted so the shell expands nothing in it. Calls
+// are serialised per host; "Ran out of input" (targetcli reading a
+// truncated script) is retried.
+func (d *Driver) runCLI(ctx context.Context, cli []string, script string, sensitive []string) (zfs.Output, error) {
+	if d.cfg.share.cliSudo {
+		sudo := d.cfg.paths.Sudo
+		if sudo == "" {
+			sudo = zfs.DefaultPaths.Sudo
+		}
+		cli = append([]string{sudo}, cli...)
+	}
+	line := zfs.Line("sh", "-c", "echo "+zfs.Quote(script)+" | "+zfs.Line(cli...))
+	d.cliLock.Lock()
+	defer d.cliLock.Unlock()
+	var out zfs.Output
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		out, err = d.exec.Run(ctx, line, zfs.RunOptions{PTY: true, Sensitive: sensitive})
+		if err != nil {
+			return out, d.transportErr(err)
+		}
+		if !strings.Contains(out.Stdout+out.Stderr, "Ran out of input") {
+			break
+		}
+	}
+	return out, nil
+}
+
+func cliFailed(d *Driver, what string, out zfs.Output, sensitive []string) error {
+	msg := strings.TrimSpace(out.Stdout + "\n" + out.Stderr)
+	for _, s := range sensitive {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "<redacted>")
+		}
+	}
+	return status.Error(codes.Internal, fmt.Sprintf("%s: %s failed (exit %d): %s", d.cfg.driver, what, out.Code, msg))
+}
+
+// notThere reports output that means "already gone" from a delete.
+func notThere(out zfs.Output) bool {
+	t := strings.ToLower(out.Stdout + out.Stderr)
+	for _, s := range []string{"no such", "does not exist", "not found", "no target", "no storage object"} {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+package zfsgeneric
+
+import (
+	"context"
+	"strings"
+
+	"github.com/switchyard-csi/switchyard/driver/zfs"
+)
+
+// iscsiShare exports a zvol through LIO with targetcli: one target per
+// volume (<basename>:<asset>), its zvol as a block backstore, LUN 0.
+type iscsiShare struct{ d *Driver }
+
+func (s iscsiShare) create(ctx context.Context, r shareRequest) (map[string]string, []zfs.Prop, error) {
+	d := s.d
+	sh := d.cfg.share
+	asset, err := d.assetName("iscsi", r)
+	if err != nil {
+		return nil, nil, err
+	}
+	iqn := sh.basename + ":" + asset
+	if err := checkQualifiedName("IQN", iqn, "iscsi.shareStrategyTargetCli"); err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	w := func(lines ...string) {
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	w("cd /iscsi", "create "+iqn, "cd /iscsi/"+iqn+"/tpg1")
+	var secrets []string
+	for _, a := range sh.tpgAttrs {
+		w("set attribute " + a.key + "=" + a.value)
+	}
+	for _, a := range sh.tpgAuth {
+		w("set auth " + a.key + "=" + a.value)
+		if strings.Contains(a.key, "password") {
+			secrets = append(secrets, a.value)
+		}
+	}
+	w("cd /backstores/block", "create "+asset+" /dev/zvol/"+r.dataset)
+	if len(sh.blockAttrs) > 0 {
+		w("cd /backstores/block/" + asset)
+		for _, a := range sh.blockAttrs {
+			w("set attribute " + a.key + "=" + a.value)
+		}
+	}
+	w("cd /iscsi/"+iqn+"/tpg1/luns", "create /backstores/block/"+asset)
+	out, err := d.runCLI(ctx, []string{"targetcli"}, b.String(), secrets)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.Code != 0 {
+		return nil, nil, cliFailed(d, "creating iSCSI target "+iqn+" with targetcli", out, secrets)
+	}
+	vc := map[string]string{
+		"node_attach_driver": "iscsi",
+		"portal":             sh.portal,
+		"portals":            strings.Join(sh.portals, ","),
+		"interface":          sh.iface,
+		"iqn":                iqn,
+		"lun":                "0",
+	}
+	return vc, []zfs.Prop{{Name: propISCSIAssets, Value: asset}}, nil
+}
+
+// remove deletes the target, then the backstore; each step tolerates the
+// object being gone already, so an interrupted delete can be repeated.
+func (s iscsiShare) remove(ctx context.Context, dataset string, props zfs.Properties) error {
+	d := s.d
+	asset := d.storedAsset(dataset, props, propISCSIAssets)
+	iqn := d.cfg.share.basename + ":" + asset
+	for _, step := range []struct{ script, what string }{
+		{"cd /iscsi\ndelete " + iqn + "\n", "deleting iSCSI target " + iqn},
+		{"cd /backstores/block\ndelete " + asset + "\n", "deleting backstore " + asset},
+	} {
+		out, err := d.runCLI(ctx, []string{"targetcli"}, step.script, nil)
+		if err != nil {
+			return err
+		}
+		if out.Code != 0 && !notThere(out) {
+			return cliFailed(d, step.what+" with targetcli", out, nil)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package zfsgeneric
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/zfs"
+)
+
+// nvmeofShare exports a zvol through the kernel NVMe-oF target with
+// nvmetcli: one subsystem per volume (<basename>:<asset>), namespace 1 on
+// the zvol, linked to every configured port.
+type nvmeofShare struct{ d *Driver }
+
+// nsid is the namespace every volume's subsystem exports.
+const nsid = "1"
+
+func (s nvmeofShare) cli() []string { return []string{s.d.cfg.share.nvmetcli} }
+
+func (s nvmeofShare) saveLine() string {
+	if p := s.d.cfg.share.nvmetConfigPath; p != "" {
+		return "saveconfig savefile=" + p
+	}
+	return "saveconfig"
+}
+
+// ready checks configIsImportedFilePath: until the host has restored its
+// saved nvmet config, changing the target would race the restore.
+func (s nvmeofShare) ready(ctx context.Context) error {
+	flag := s.d.cfg.share.importedFlag
+	if flag == "" {
+		return nil
+	}
+	out, err := s.d.exec.Run(ctx, zfs.Line("test", "-f", flag), zfs.RunOptions{})
+	if err != nil {
+		return s.d.transportErr(err)
+	}
+	if out.Code != 0 {
+		return status.Errorf(codes.Unavailable, "nvmet is not configured on the storage host yet: %s does not exist (nvmeof.shareStrategyNvmetCli.configIsImportedFilePath)", flag)
+	}
+	return nil
+}
+
+func (s nvmeofShare) create(ctx context.Context, r shareRequest) (map[string]string, []zfs.Prop, error) {
+	d := s.d
+	sh := d.cfg.share
+	asset, err := d.assetName("nvmeof", r)
+	if err != nil {
+		return nil, nil, err
+	}
+	nqn := sh.basename + ":" + asset
+	if err := checkQualifiedName("NQN", nqn, "nvmeof.shareStrategyNvmetCli"); err != nil {
+		return nil, nil, err
+	}
+	if err := s.ready(ctx); err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	w := func(lines ...string) {
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	w("cd /subsystems", "create "+nqn, "cd "+nqn)
+	for _, a := range sh.subsystemAttrs {
+		w("set attr " + a.key + "=" + a.value)
+	}
+	w("cd namespaces", "create "+nsid, "cd "+nsid, "set device path=/dev/zvol/"+r.dataset, "enable")
+	for _, p := range sh.ports {
+		w("cd /ports/"+p+"/subsystems", "create "+nqn)
+	}
+	w(s.saveLine())
+	out, err := d.runCLI(ctx, s.cli(), b.String(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.Code != 0 {
+		return nil, nil, cliFailed(d, "creating NVMe-oF subsystem "+nqn+" with nvmetcli", out, nil)
+	}
+	vc := map[string]string{
+		"node_attach_driver": "nvmeof",
+		"transport":          sh.transport,
+		"transports":         strings.Join(sh.transports, ","),
+		"nqn":                nqn,
+		"nsid":               nsid,
+	}
+	return vc, []zfs.Prop{{Name: propNVMeoFAssets, Value: asset}}, nil
+}
+
+// remove unlinks the subsystem from every port, deletes it and saves the
+// config; each step tolerates the object being gone already.
+func (s nvmeofShare) remove(ctx context.Context, dataset string, props zfs.Properties) error {
+	d := s.d
+	asset := d.storedAsset(dataset, props, propNVMeoFAssets)
+	nqn := d.cfg.share.basename + ":" + asset
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	var steps []struct{ script, what string }
+	for _, p := range d.cfg.share.ports {
+		steps = append(steps, struct{ script, what string }{"cd /ports/" + p + "/subsystems\ndelete " + nqn + "\n", "unlinking " + nqn + " from port " + p})
+	}
+	steps = append(steps,
+		struct{ script, what string }{"cd /subsystems\ndelete " + nqn + "\n", "deleting subsystem " + nqn},
+		struct{ script, what string }{s.saveLine() + "\n", "saving the nvmet config"})
+	for _, step := range steps {
+		out, err := d.runCLI(ctx, s.cli(), step.script, nil)
+		if err != nil {
+			return err
+		}
+		if out.Code != 0 && !notThere(out) {
+			return cliFailed(d, step.what+" with nvmetcli", out, nil)
+		}
+	}
+	return nil
+}

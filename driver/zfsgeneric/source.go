@@ -1,0 +1,113 @@
+package zfsgeneric
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/zfs"
+)
+
+// source is a CreateVolume content source.
+type source struct {
+	kind string // "snapshot" or "volume" (democratic-csi's property values)
+	id   string // the snapshot or volume id from the request
+	// snap is the zfs snapshot to clone or send. For a detached snapshot
+	// and for a volume it is a temporary snapshot made for this volume.
+	snap string
+	// temporary is true when snap was made for this volume.
+	temporary bool
+	// of is the dataset the temporary snapshot is taken of.
+	of string
+}
+
+// parseSource resolves a content source to the zfs snapshot it starts
+// from. Ids that cannot exist give NOT_FOUND, as CSI asks.
+func (d *Driver) parseSource(cs *csi.VolumeContentSource) (*source, error) {
+	if cs == nil {
+		return nil, nil
+	}
+	switch {
+	case cs.GetSnapshot() != nil:
+		id := cs.GetSnapshot().GetSnapshotId()
+		ref, ok := d.parseSnapshotID(id)
+		if !ok {
+			return nil, status.Errorf(codes.NotFound, "source snapshot %q does not exist", id)
+		}
+		s := &source{kind: "snapshot", id: id}
+		if ref.detached {
+			s.of, s.temporary = ref.dataset, true
+		} else {
+			s.snap = ref.dataset
+		}
+		return s, nil
+	case cs.GetVolume() != nil:
+		id := cs.GetVolume().GetVolumeId()
+		if !volumeIDOK(id) {
+			return nil, status.Errorf(codes.NotFound, "source volume %q does not exist", id)
+		}
+		return &source{kind: "volume", id: id, of: d.cfg.datasetName(id), temporary: true}, nil
+	}
+	return nil, status.Error(codes.InvalidArgument, "volume_content_source names neither a snapshot nor a volume")
+}
+
+// makeFromSource clones the source into ds, or copies it with zfs send |
+// receive when the StorageClass asks for detached volumes
+// (detachedVolumesFromSnapshots / detachedVolumesFromVolumes).
+func (d *Driver) makeFromSource(ctx context.Context, ds, name string, req *csi.CreateVolumeRequest, src *source) error {
+	newID := ds[strings.LastIndexByte(ds, '/')+1:]
+	if src.temporary {
+		src.snap = src.of + "@" + cloneSnapshotPrefix + newID
+		if err := d.zfs.Snapshot(ctx, src.snap); err != nil && !zfs.IsExists(err) {
+			if zfs.IsNotExist(err) {
+				return status.Errorf(codes.NotFound, "source %s %q does not exist", src.kind, src.id)
+			}
+			return d.zfsErr(err, "snapshotting "+src.of)
+		}
+	}
+	param := "detachedVolumesFromSnapshots"
+	if src.kind == "volume" {
+		param = "detachedVolumesFromVolumes"
+	}
+	detached, _ := strconv.ParseBool(req.GetParameters()[param])
+
+	props := append(d.baseProps(name, req.GetParameters(), true),
+		zfs.Prop{Name: propSourceType, Value: src.kind}, zfs.Prop{Name: propSourceID, Value: src.id})
+	if !detached {
+		err := d.zfs.Clone(ctx, src.snap, ds, props...)
+		switch {
+		case err == nil, zfs.IsExists(err):
+			return nil
+		case zfs.IsNotExist(err):
+			return status.Errorf(codes.NotFound, "source %s %q does not exist", src.kind, src.id)
+		}
+		return d.zfsErr(err, "cloning "+src.snap)
+	}
+	err := d.zfs.SendReceive(ctx, src.snap, ds)
+	switch {
+	case err == nil, zfs.IsExists(err):
+	case zfs.IsNotExist(err):
+		return status.Errorf(codes.NotFound, "source %s %q does not exist", src.kind, src.id)
+	default:
+		return d.zfsErr(err, "copying "+src.snap+" to "+ds)
+	}
+	if err := d.zfs.Set(ctx, ds, props...); err != nil {
+		return d.zfsErr(err, "labelling "+ds)
+	}
+	// The copy arrives with the snapshot it was sent from; neither it nor
+	// a temporary source snapshot is needed any more.
+	received := ds + src.snap[strings.IndexByte(src.snap, '@'):]
+	if err := d.zfs.Destroy(ctx, received, zfs.DestroyOptions{}); err != nil && !zfs.IsNotExist(err) {
+		return d.zfsErr(err, "removing "+received)
+	}
+	if src.temporary {
+		if err := d.zfs.Destroy(ctx, src.snap, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
+			return d.zfsErr(err, "removing "+src.snap)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,583 @@
+package zfsgeneric
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/ids"
+	"github.com/switchyard-csi/switchyard/driver/zfs"
+)
+
+// volumeID validates a volume id from a request: ok is false when it can
+// name no volume of this driver (the caller answers NOT_FOUND, or success
+// for deletes).
+func volumeIDOK(id string) bool {
+	return id != "" && len(id) <= 255 && ids.InvalidChars(id, ids.IsVolumeChar) == "" && ids.IsAlnum(id[0])
+}
+
+// CreateVolume makes (or finds) the dataset or zvol, shares it and marks it
+// provisioned. Every step is idempotent and the last one sets
+// provision_success, so a call cut short (connection dropped, process
+// killed) is completed by the retry without leaking anything.
+func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+	name := req.GetName()
+	if name == "" {
+		return nil, status.Error(codes.InvalidArgument, "name is required")
+	}
+	if why := d.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
+		return nil, status.Error(codes.InvalidArgument, why)
+	}
+	id, err := ids.Volume(name, d.cfg.idHash, MaxVolumeIDLen)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	ds := d.cfg.datasetName(id)
+	if len(ds) > 255 {
+		return nil, status.Errorf(codes.FailedPrecondition, "dataset name %s is %d bytes; zfs allows 255: shorten zfs.datasetParentName", ds, len(ds))
+	}
+	var block int64
+	if d.cfg.kind == volume {
+		block = d.cfg.zvolBlocksize
+		f, err := d.facts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if dev := "zvol/" + ds; len(dev) > f.maxZvolName() {
+			return nil, status.Errorf(codes.FailedPrecondition, "zvol device name %s is %d characters; %s %s allows %d: shorten zfs.datasetParentName", dev, len(dev), f.kernel, f.release, f.maxZvolName())
+		}
+	}
+	size, err := capacity(req.GetCapacityRange(), block)
+	if err != nil {
+		return nil, err
+	}
+	src, err := d.parseSource(req.GetVolumeContentSource())
+	if err != nil {
+		return nil, err
+	}
+
+	props, err := d.zfs.Get(ctx, ds, volumeProps...)
+	exists := err == nil
+	switch {
+	case err != nil && !zfs.IsNotExist(err):
+		return nil, d.zfsErr(err, "reading "+ds)
+	case exists:
+		if err := d.checkExisting(ds, name, props, req, src); err != nil {
+			return nil, err
+		}
+		if props[propSuccess].Value == "true" {
+			return d.createResponse(id, props, req.GetVolumeContentSource())
+		}
+		// A earlier call stopped half-way: redo the remaining steps, and
+		// remove any share it may have made so it is made exactly once.
+		d.log.Info("completing a volume an earlier call left unfinished", "dataset", ds)
+		if err := d.share.remove(ctx, ds, props); err != nil {
+			return nil, err
+		}
+	default:
+		if err := d.makeDataset(ctx, ds, name, size, req, src); err != nil {
+			return nil, err
+		}
+	}
+
+	if err := d.sizeDataset(ctx, ds, size, exists || src != nil); err != nil {
+		return nil, err
+	}
+	mountpoint := ""
+	if d.cfg.kind == filesystem {
+		p, err := d.zfs.Get(ctx, ds, "mountpoint")
+		if err != nil {
+			return nil, d.zfsErr(err, "reading the mountpoint of "+ds)
+		}
+		mountpoint = p["mountpoint"].Value
+		if err := d.setPermissions(ctx, mountpoint); err != nil {
+			return nil, err
+		}
+	}
+	vc, shareProps, err := d.share.create(ctx, shareRequest{id: id, dataset: ds, name: name, params: req.GetParameters(), mountpoint: mountpoint})
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(vc)
+	final := append(shareProps, zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propSuccess, Value: "true"})
+	if err := d.zfs.Set(ctx, ds, final...); err != nil {
+		return nil, d.zfsErr(err, "marking "+ds+" provisioned")
+	}
+	return &csi.CreateVolumeResponse{Volume: &csi.Volume{
+		VolumeId:      id,
+		CapacityBytes: d.reportedCapacity(size),
+		VolumeContext: d.volumeContext(vc),
+		ContentSource: req.GetVolumeContentSource(),
+	}}, nil
+}
+
+// checkExisting decides whether an existing dataset answers this request
+// (CSI idempotency) or conflicts with it (ALREADY_EXISTS).
+func (d *Driver) checkExisting(ds, name string, props zfs.Properties, req *csi.CreateVolumeRequest, src *source) error {
+	if props[propManaged].Value != "true" || (props[propVolumeName].IsSet() && props[propVolumeName].Value != name) {
+		return status.Errorf(codes.AlreadyExists, "dataset %s exists but was not made for volume %q (its %s is %q)", ds, name, propVolumeName, props[propVolumeName].Value)
+	}
+	if want := d.cfg.kind.String(); props["type"].Value != want {
+		return status.Errorf(codes.AlreadyExists, "dataset %s exists but is a %s, not a %s", ds, props["type"].Value, want)
+	}
+	if d.cfg.kind == volume || d.cfg.quotas {
+		have := d.sizeOf(props)
+		if !fits(have, req.GetCapacityRange()) {
+			return status.Errorf(codes.AlreadyExists, "volume %q already exists with %d bytes, which does not fit required_bytes %d / limit_bytes %d", name, have, req.GetCapacityRange().GetRequiredBytes(), req.GetCapacityRange().GetLimitBytes())
+		}
+	}
+	haveType, haveID := props[propSourceType].Value, props[propSourceID].Value
+	if !props[propSourceType].IsSet() {
+		haveType, haveID = "", ""
+	}
+	wantType, wantID := "", ""
+	if src != nil {
+		wantType, wantID = src.kind, src.id
+	}
+	if haveType != wantType || haveID != wantID {
+		return status.Errorf(codes.AlreadyExists, "volume %q already exists with content source %q %q, not %q %q", name, haveType, haveID, wantType, wantID)
+	}
+	return nil
+}
+
+func (d *Driver) sizeOf(props zfs.Properties) int64 {
+	if d.cfg.kind == volume {
+		return props.Int("volsize")
+	}
+	if n := props.Int("refquota"); n > 0 {
+		return n
+	}
+	return 0
+}
+
+// reportedCapacity is 0 for filesystems without quotas: their size is not
+// bounded, and democratic-csi reports 0 too.
+func (d *Driver) reportedCapacity(size int64) int64 {
+	if d.cfg.kind == volume || d.cfg.quotas {
+		return size
+	}
+	return 0
+}
+
+// baseProps are the properties every new volume gets: the user's templated
+// datasetProperties first, so they can never override the ones the driver
+// relies on.
+func (d *Driver) baseProps(name string, params map[string]string, clone bool) []zfs.Prop {
+	var props []zfs.Prop
+	for _, p := range d.cfg.datasetProps {
+		if clone && createOnlyProps[p.name] {
+			continue
+		}
+		props = append(props, zfs.Prop{Name: p.name, Value: p.tmpl.render(name, params)})
+	}
+	props = append(props,
+		zfs.Prop{Name: propVolumeName, Value: name},
+		zfs.Prop{Name: propManaged, Value: "true"},
+		zfs.Prop{Name: propProvisionerDriver, Value: d.cfg.driver})
+	if d.cfg.instanceID != "" {
+		props = append(props, zfs.Prop{Name: propProvisionerID, Value: d.cfg.instanceID})
+	}
+	if d.cfg.kind == volume {
+		if !d.cfg.zvolReserve {
+			props = append(props, zfs.Prop{Name: "refreservation", Value: "0"})
+		}
+		if d.cfg.zvolCompression != "" {
+			props = append(props, zfs.Prop{Name: "compression", Value: d.cfg.zvolCompression})
+		}
+		if d.cfg.zvolDedup != "" {
+			props = append(props, zfs.Prop{Name: "dedup", Value: d.cfg.zvolDedup})
+		}
+	}
+	return props
+}
+
+// makeDataset creates the dataset: empty, or from a content source.
+func (d *Driver) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source) error {
+	if src != nil {
+		return d.makeFromSource(ctx, ds, name, req, src)
+	}
+	props := d.baseProps(name, req.GetParameters(), false)
+	o := zfs.CreateOptions{Parents: true}
+	if d.cfg.kind == volume {
+		props = append(props, zfs.Prop{Name: "volblocksize", Value: strconv.FormatInt(d.cfg.zvolBlocksize, 10)})
+		o.Volsize = size
+	} else {
+		// Quota and reservation are set at creation, saving a command;
+		// sizeDataset sets them again only for clones and resumed calls.
+		if d.cfg.quotas {
+			props = append(props, zfs.Prop{Name: "refquota", Value: strconv.FormatInt(size, 10)})
+		}
+		if d.cfg.reservation {
+			props = append(props, zfs.Prop{Name: "refreservation", Value: strconv.FormatInt(size, 10)})
+		}
+	}
+	o.Props = props
+	if err := d.zfs.Create(ctx, ds, o); err != nil && !zfs.IsExists(err) {
+		return d.zfsErr(err, "creating "+ds)
+	}
+	return nil
+}
+
+// sizeDataset applies the size to a dataset that did not get it at
+// creation (clones, resumed calls).
+func (d *Driver) sizeDataset(ctx context.Context, ds string, size int64, needed bool) error {
+	if !needed {
+		return nil
+	}
+	var props []zfs.Prop
+	if d.cfg.kind == volume {
+		// A clone starts at its source's size: it may grow, never shrink
+		// (shrinking a zvol cuts off data).
+		cur, err := d.zfs.Get(ctx, ds, "volsize")
+		if err != nil {
+			return d.zfsErr(err, "reading "+ds)
+		}
+		if have := cur.Int("volsize"); have > size {
+			return status.Errorf(codes.OutOfRange, "the source is %d bytes; a volume made from it cannot be smaller (%d bytes asked)", have, size)
+		} else if have == size {
+			return nil
+		}
+		props = append(props, zfs.Prop{Name: "volsize", Value: strconv.FormatInt(size, 10)})
+	} else {
+		if d.cfg.quotas {
+			props = append(props, zfs.Prop{Name: "refquota", Value: strconv.FormatInt(size, 10)})
+		}
+		if d.cfg.reservation {
+			props = append(props, zfs.Prop{Name: "refreservation", Value: strconv.FormatInt(size, 10)})
+		}
+	}
+	if err := d.zfs.Set(ctx, ds, props...); err != nil {
+		return d.zfsErr(err, "sizing "+ds)
+	}
+	return nil
+}
+
+// setPermissions applies datasetPermissions{Mode,User,Group,Acls} to a new
+// filesystem's mountpoint, in one command (one ssh session).
+func (d *Driver) setPermissions(ctx context.Context, mountpoint string) error {
+	if mountpoint == "" || mountpoint == "-" || mountpoint == "none" || mountpoint == "legacy" {
+		return nil
+	}
+	var steps [][]string
+	if d.cfg.permMode != "" {
+		steps = append(steps, []string{"chmod", d.cfg.permMode, mountpoint})
+	}
+	if d.cfg.permUser != "" || d.cfg.permGroup != "" {
+		steps = append(steps, []string{"chown", d.cfg.permUser + ":" + d.cfg.permGroup, mountpoint})
+	}
+	for _, acl := range d.cfg.acls {
+		// An ACL entry may hold several words ("-m everyone@:full_set:allow"):
+		// split on spaces like democratic-csi's command line did, but quote
+		// each word so nothing else is interpreted.
+		steps = append(steps, append(append([]string{d.cfg.aclBinary}, strings.Fields(acl)...), mountpoint))
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	f, err := d.facts(ctx)
+	if err != nil {
+		return err
+	}
+	lines := make([]string, len(steps))
+	for i, s := range steps {
+		if f.user != "root" {
+			sudo := d.cfg.paths.Sudo
+			if sudo == "" {
+				sudo = zfs.DefaultPaths.Sudo
+			}
+			s = append([]string{sudo}, s...)
+		}
+		lines[i] = zfs.Line(s...)
+	}
+	out, err := d.exec.Run(ctx, strings.Join(lines, " && "), zfs.RunOptions{})
+	if err != nil {
+		return d.transportErr(err)
+	}
+	if out.Code != 0 {
+		return status.Errorf(codes.Internal, "%s: setting permissions on %s failed: %s", d.cfg.driver, mountpoint, strings.TrimSpace(out.Stderr+out.Stdout))
+	}
+	return nil
+}
+
+// volumeContext is the share's context plus the provisioner fields.
+func (d *Driver) volumeContext(share map[string]string) map[string]string {
+	vc := make(map[string]string, len(share)+2)
+	for k, v := range share {
+		vc[k] = v
+	}
+	vc["provisioner_driver"] = d.cfg.driver
+	if d.cfg.instanceID != "" {
+		vc["provisioner_driver_instance_id"] = d.cfg.instanceID
+	}
+	return vc
+}
+
+// storedContext reads the share context democratic-csi or switchyard
+// stored on the dataset. Values may be numbers in democratic-csi's JSON
+// (lun, nsid): they become strings, as CSI requires.
+func storedContext(props zfs.Properties) (map[string]string, bool) {
+	p := props[propShareContext]
+	if !p.IsSet() {
+		return nil, false
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(p.Value), &raw); err != nil {
+		return nil, false
+	}
+	vc := make(map[string]string, len(raw))
+	for k, v := range raw {
+		switch x := v.(type) {
+		case string:
+			vc[k] = x
+		case nil:
+		default:
+			b, _ := json.Marshal(x)
+			vc[k] = string(b)
+		}
+	}
+	return vc, true
+}
+
+func (d *Driver) volumeFromProps(id string, props zfs.Properties) (*csi.Volume, bool) {
+	share, ok := storedContext(props)
+	if !ok || props[propManaged].Value != "true" {
+		return nil, false
+	}
+	vc := d.volumeContext(share)
+	if p := props[propProvisionerDriver]; p.IsSet() {
+		vc["provisioner_driver"] = p.Value
+	}
+	if p := props[propProvisionerID]; p.IsSet() {
+		vc["provisioner_driver_instance_id"] = p.Value
+	}
+	v := &csi.Volume{VolumeId: id, CapacityBytes: d.reportedCapacity(d.sizeOf(props)), VolumeContext: vc}
+	if props[propSourceType].IsSet() {
+		switch props[propSourceType].Value {
+		case "snapshot":
+			v.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
+				Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: props[propSourceID].Value}}}
+		case "volume":
+			v.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{
+				Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: props[propSourceID].Value}}}
+		}
+	}
+	return v, true
+}
+
+func (d *Driver) createResponse(id string, props zfs.Properties, src *csi.VolumeContentSource) (*csi.CreateVolumeResponse, error) {
+	v, ok := d.volumeFromProps(id, props)
+	if !ok {
+		return nil, status.Errorf(codes.Internal, "volume %s is marked provisioned but its %s is missing or not JSON", id, propShareContext)
+	}
+	v.ContentSource = src
+	return &csi.CreateVolumeResponse{Volume: v}, nil
+}
+
+// DeleteVolume removes the share, then the dataset (and the snapshot it
+// was cloned from, when the driver made that snapshot for it).
+func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	}
+	if !volumeIDOK(id) {
+		return &csi.DeleteVolumeResponse{}, nil
+	}
+	ds := d.cfg.datasetName(id)
+	rows, err := d.zfs.List(ctx, ds, zfs.ListOptions{Depth: 1, Types: []string{"filesystem", "volume", "snapshot"},
+		Props: []string{"origin", "clones", propISCSIAssets, propNVMeoFAssets}})
+	if zfs.IsNotExist(err) {
+		return &csi.DeleteVolumeResponse{}, nil
+	}
+	if err != nil {
+		return nil, d.zfsErr(err, "reading "+ds)
+	}
+	var self zfs.Properties
+	var clones []string
+	for _, r := range rows {
+		if r.Name == ds {
+			self = zfs.Properties{}
+			for k, v := range r.Props {
+				self[k] = zfs.Property{Value: v}
+			}
+		}
+		if c := r.Props["clones"]; strings.Contains(r.Name, "@") && c != "" && c != "-" {
+			clones = append(clones, strings.Split(c, ",")...)
+		}
+	}
+	if len(clones) > 0 {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s has dependent clones (%s): delete the volumes made from it, or its snapshots' clones, first", id, strings.Join(clones, ", "))
+	}
+	if d.cfg.retain {
+		d.log.Info("keeping the dataset (deleteStrategy: retain)", "dataset", ds)
+		return &csi.DeleteVolumeResponse{}, nil
+	}
+	if err := d.share.remove(ctx, ds, self); err != nil {
+		return nil, err
+	}
+	if err := d.destroy(ctx, ds); err != nil {
+		return nil, err
+	}
+	if origin := self["origin"].Value; strings.Contains(origin, "@"+cloneSnapshotPrefix) {
+		if err := d.zfs.Destroy(ctx, origin, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
+			// The volume is gone; a leftover source snapshot only costs
+			// space and is removed with its volume.
+			d.log.Warn("could not remove the snapshot the volume was cloned from", "snapshot", origin, "error", err)
+		}
+	}
+	return &csi.DeleteVolumeResponse{}, nil
+}
+
+// destroy runs `zfs destroy -r -f`, retrying while the dataset is busy (a
+// share or a zvol user letting go).
+func (d *Driver) destroy(ctx context.Context, ds string) error {
+	for attempt := 0; ; attempt++ {
+		err := d.zfs.Destroy(ctx, ds, zfs.DestroyOptions{Recursive: true, Force: true})
+		switch {
+		case err == nil, zfs.IsNotExist(err):
+			return nil
+		case zfs.HasDependentClones(err):
+			return status.Errorf(codes.FailedPrecondition, "%s has dependent clones: delete the volumes made from it first (%v)", ds, err)
+		case zfs.IsBusy(err) && attempt < 5:
+			select {
+			case <-ctx.Done():
+				return status.FromContextError(ctx.Err()).Err()
+			case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+			}
+			continue
+		}
+		return d.zfsErr(err, "destroying "+ds)
+	}
+}
+
+// ControllerExpandVolume grows the zvol (volsize, rounded to its block
+// size) or the filesystem quota. Zvols need the node to grow the
+// filesystem too.
+func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	}
+	if req.GetCapacityRange() == nil {
+		return nil, status.Error(codes.InvalidArgument, "capacity_range is required")
+	}
+	if !volumeIDOK(id) {
+		return nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
+	}
+	ds := d.cfg.datasetName(id)
+	props, err := d.zfs.Get(ctx, ds, "type", "volsize", "volblocksize", "refquota")
+	if zfs.IsNotExist(err) {
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
+	}
+	if err != nil {
+		return nil, d.zfsErr(err, "reading "+ds)
+	}
+	var block int64
+	if d.cfg.kind == volume {
+		block = props.Int("volblocksize")
+	}
+	size, err := capacity(req.GetCapacityRange(), block)
+	if err != nil {
+		return nil, err
+	}
+	if have := d.sizeOf(props); have >= size {
+		return &csi.ControllerExpandVolumeResponse{CapacityBytes: d.reportedCapacity(have), NodeExpansionRequired: d.cfg.kind == volume}, nil
+	}
+	var set []zfs.Prop
+	if d.cfg.kind == volume {
+		set = append(set, zfs.Prop{Name: "volsize", Value: strconv.FormatInt(size, 10)})
+	} else {
+		if d.cfg.quotas {
+			set = append(set, zfs.Prop{Name: "refquota", Value: strconv.FormatInt(size, 10)})
+		}
+		if d.cfg.reservation {
+			set = append(set, zfs.Prop{Name: "refreservation", Value: strconv.FormatInt(size, 10)})
+		}
+	}
+	if err := d.zfs.Set(ctx, ds, set...); err != nil {
+		if zfs.IsOutOfSpace(err) {
+			return nil, status.Errorf(codes.OutOfRange, "cannot grow volume %s to %d bytes: %v", id, size, err)
+		}
+		return nil, d.zfsErr(err, "growing "+ds)
+	}
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: d.reportedCapacity(size), NodeExpansionRequired: d.cfg.kind == volume}, nil
+}
+
+// ValidateVolumeCapabilities confirms the capabilities an existing volume
+// can serve.
+func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	}
+	if len(req.GetVolumeCapabilities()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "volume_capabilities is required")
+	}
+	if _, err := d.getVolume(ctx, id); err != nil {
+		return nil, err
+	}
+	if why := d.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: why}, nil
+	}
+	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
+		VolumeContext: req.GetVolumeContext(), VolumeCapabilities: req.GetVolumeCapabilities(), Parameters: req.GetParameters(),
+	}}, nil
+}
+
+// getVolume reads one volume; NOT_FOUND when there is no such managed dataset.
+func (d *Driver) getVolume(ctx context.Context, id string) (*csi.Volume, error) {
+	if !volumeIDOK(id) {
+		return nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
+	}
+	ds := d.cfg.datasetName(id)
+	props, err := d.zfs.Get(ctx, ds, volumeProps...)
+	if zfs.IsNotExist(err) {
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
+	}
+	if err != nil {
+		return nil, d.zfsErr(err, "reading "+ds)
+	}
+	v, ok := d.volumeFromProps(id, props)
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "dataset %s is not a provisioned volume of this driver", ds)
+	}
+	return v, nil
+}
+
+// ControllerGetVolume returns one volume.
+func (d *Driver) ControllerGetVolume(ctx context.Context, req *csi.ControllerGetVolumeRequest) (*csi.ControllerGetVolumeResponse, error) {
+	if req.GetVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	}
+	v, err := d.getVolume(ctx, req.GetVolumeId())
+	if err != nil {
+		return nil, err
+	}
+	return &csi.ControllerGetVolumeResponse{Volume: v, Status: &csi.ControllerGetVolumeResponse_VolumeStatus{}}, nil
+}
+
+// GetCapacity is the space available under datasetParentName (made first,
+// like democratic-csi, so a fresh pool answers).
+func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	if caps := req.GetVolumeCapabilities(); len(caps) > 0 && d.checkCapabilities(caps) != "" {
+		return &csi.GetCapacityResponse{}, nil
+	}
+	props, err := d.zfs.Get(ctx, d.cfg.parent, "available")
+	if zfs.IsNotExist(err) {
+		if err := d.zfs.Create(ctx, d.cfg.parent, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
+			return nil, d.zfsErr(err, "creating "+d.cfg.parent)
+		}
+		props, err = d.zfs.Get(ctx, d.cfg.parent, "available")
+	}
+	if err != nil {
+		return nil, d.zfsErr(err, fmt.Sprintf("reading the space available in %s", d.cfg.parent))
+	}
+	return &csi.GetCapacityResponse{AvailableCapacity: max(props.Int("available"), 0)}, nil
+}
