@@ -20,6 +20,7 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/plugin"
 	_ "github.com/switchyard-csi/switchyard/driver/register"
 	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
 
 // skipped lists every csi-sanity skip this project expects, keyed by the
@@ -54,12 +55,25 @@ func TestSanity(t *testing.T) {
 	if os.Getenv("SANITY_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	var zfsHost *zfshost.Host
 	for i, tg := range targets {
 		dir := filepath.Join(base, fmt.Sprint(i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		mainFile, err := writeTarget(tg, dir)
+		ssh := ""
+		if tg.zfs {
+			if zfsHost == nil {
+				h, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(base, "zfs-host"), PoolSize: 1 << 40})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { h.Close() })
+				zfsHost = h
+			}
+			ssh = zfsHost.SSHConnection()
+		}
+		mainFile, err := writeTarget(tg, dir, ssh)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +88,17 @@ func TestSanity(t *testing.T) {
 		cfg.TestVolumeParameters = tg.params
 		cfg.TestVolumeSize = 1 << 30
 		cfg.IdempotentCount = 3
-		Describe(tg.name, func() { sanity.GinkgoTest(&cfg) })
+		noNode := tg.noNode
+		Describe(tg.name, func() {
+			if noNode != "" {
+				BeforeEach(func() {
+					if strings.Contains(CurrentSpecReport().FullText(), "Node Service") {
+						Skip(noNodeMessage + noNode)
+					}
+				})
+			}
+			sanity.GinkgoTest(&cfg)
+		})
 	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "csi-sanity")
@@ -100,7 +124,11 @@ func serve(t *testing.T, mainFile, stateDir, sock string, log *slog.Logger) func
 // The per-configuration counts `make sanity` prints, and the check that
 // every skip is one the list above explains.
 var _ = ReportAfterSuite("counts", func(r Report) {
-	type counts struct{ passed, failed, skipped int }
+	type counts struct {
+		passed, failed, skipped int
+		reasons                 map[string]int
+	}
+	var skips strings.Builder
 	per := map[string]*counts{}
 	var unexplained []string
 	for _, s := range r.SpecReports {
@@ -118,12 +146,15 @@ var _ = ReportAfterSuite("counts", func(r Report) {
 			c.passed++
 		case s.State.Is(types.SpecStateSkipped | types.SpecStatePending):
 			c.skipped++
-			if os.Getenv("SANITY_SKIPS") != "" {
-				fmt.Println("SKIP", s.FullText(), "::", s.Failure.Message)
-			}
-			if explain(s.FullText(), s.Failure.Message) == "" {
+			why := explain(s.FullText(), s.Failure.Message)
+			if why == "" {
 				unexplained = append(unexplained, s.FullText()+": "+s.Failure.Message)
 			}
+			if c.reasons == nil {
+				c.reasons = map[string]int{}
+			}
+			c.reasons[why]++
+			fmt.Fprintf(&skips, "%s\n    %s\n", s.FullText(), why)
 		default:
 			c.failed++
 		}
@@ -140,15 +171,35 @@ var _ = ReportAfterSuite("counts", func(r Report) {
 		c := per[n]
 		fmt.Fprintf(&b, "%-40s %7d %7d %8d\n", n, c.passed, c.failed, c.skipped)
 	}
+	fmt.Fprintln(&b, "skipped specs by reason:")
+	for _, n := range names {
+		reasons := make([]string, 0, len(per[n].reasons))
+		for why := range per[n].reasons {
+			reasons = append(reasons, why)
+		}
+		sort.Strings(reasons)
+		for _, why := range reasons {
+			fmt.Fprintf(&b, "  %-38s %3d  %s\n", n, per[n].reasons[why], why)
+		}
+	}
 	fmt.Fprint(os.Stdout, b.String())
 	if path := os.Getenv("SANITY_REPORT"); path != "" {
 		Expect(os.WriteFile(path, []byte(b.String()), 0o644)).To(Succeed())
+		// Every skipped spec, one by one, with its reason.
+		Expect(os.WriteFile(path+".skips", []byte(skips.String()), 0o644)).To(Succeed())
 	}
 	Expect(unexplained).To(BeEmpty(), "skipped specs without a reason in sanity_test.go")
 })
 
+// noNodeMessage starts the skip message of node specs a target cannot run
+// here; the target's noNode reason follows it.
+const noNodeMessage = "node specs excluded: "
+
 func explain(spec, message string) string {
 	if why := skipped[message]; why != "" {
+		return why
+	}
+	if why, ok := strings.CutPrefix(message, noNodeMessage); ok && why != "" {
 		return why
 	}
 	for text, why := range pending {

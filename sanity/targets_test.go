@@ -15,10 +15,18 @@ type target struct {
 	main        string            // main config YAML; {{dir}} is the target's scratch dir
 	connections map[string]string // proxy connection files, by name
 	params      map[string]string // TestVolumeParameters
+	// zfs targets reach the simulated ZFS host: {{ssh}} in a config is its
+	// sshConnection section.
+	zfs bool
+	// noNode explains why csi-sanity's Node Service specs cannot run for
+	// this target on this machine ("" = they run).
+	noNode string
 }
 
-func (t target) render(dir string) (main string, conns map[string]string) {
-	sub := func(s string) string { return strings.ReplaceAll(s, "{{dir}}", dir) }
+func (t target) render(dir, ssh string) (main string, conns map[string]string) {
+	sub := func(s string) string {
+		return strings.NewReplacer("{{dir}}", dir, "{{ssh}}", ssh).Replace(s)
+	}
 	conns = map[string]string{}
 	for k, v := range t.connections {
 		conns[k] = sub(v)
@@ -27,7 +35,7 @@ func (t target) render(dir string) (main string, conns map[string]string) {
 }
 
 // targets lists every configuration. Later backends add theirs here.
-var targets = []target{
+var targets = append([]target{
 	{
 		name: "local-hostpath/direct",
 		main: `driver: local-hostpath
@@ -61,10 +69,10 @@ local-hostpath:
 		},
 		params: map[string]string{"connection": "hostpath-a"},
 	},
-}
+}, zfsTargets()...)
 
-func writeTarget(t target, dir string) (mainFile string, err error) {
-	main, conns := t.render(dir)
+func writeTarget(t target, dir, ssh string) (mainFile string, err error) {
+	main, conns := t.render(dir, ssh)
 	if len(conns) > 0 {
 		if err := os.MkdirAll(filepath.Join(dir, "connections"), 0o755); err != nil {
 			return "", err
