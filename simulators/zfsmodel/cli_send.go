@@ -1,0 +1,136 @@
+package zfsmodel
+
+import "strings"
+
+// zfs send and zfs receive.
+
+func (c *cli) zfsSend(args []string) int {
+	opts, ops := getopt(args, ":i:I:RsDpVvnPLeht:cwbd:SX:")
+	var so SendOptions
+	dry, verbose := false, false
+	for _, o := range opts {
+		switch o.c {
+		case 'i':
+			so.From = o.arg
+		case 'I':
+			so.From, so.Intermediates = o.arg, true
+		case 'R':
+			so.Replicate = true
+		case 'p':
+			so.Props = true
+		case 'n':
+			dry = true
+		case 'v', 'P':
+			verbose = true
+		case 't':
+			c.errorf("cannot resume send: resumable streams are not modelled by the simulator\n")
+			return 1
+		case 's', 'D', 'V', 'L', 'e', 'h', 'c', 'w', 'b', 'd', 'S', 'X':
+		case ':':
+			c.errorf("missing argument for '%c' option\n", o.bad)
+			return c.usage()
+		default:
+			c.errorf("invalid option '%c'\n", o.bad)
+			return c.usage()
+		}
+	}
+	if len(ops) < 1 {
+		c.errorf("missing snapshot argument\n")
+		return c.usage()
+	}
+	if len(ops) > 1 {
+		c.errorf("too many arguments\n")
+		return c.usage()
+	}
+	if so.From != "" && !strings.ContainsAny(so.From, "@#") && !so.Replicate && !so.Intermediates {
+		c.errorf("Warning: incremental source didn't specify type, assuming snapshot. Use '@' or '#' prefix to avoid ambiguity.\n")
+	}
+	if dry {
+		if verbose {
+			kind := "full"
+			if so.From != "" {
+				kind = "incremental"
+			}
+			c.errorf("%s send of %s estimated size is 0B\ntotal estimated size is 0B\n", kind, ops[0])
+		}
+		return 0
+	}
+	if err := c.m.Send(c.out, ops[0], so, c.err); err != nil {
+		return c.fail(err)
+	}
+	return 0
+}
+
+func (c *cli) zfsReceive(args []string) int {
+	opts, ops := getopt(args, ":o:x:dehMnuvFsAc")
+	ro := ReceiveOptions{Props: map[string]string{}}
+	var props []kv
+	abort := false
+	for _, o := range opts {
+		switch o.c {
+		case 'o':
+			var ok bool
+			if props, ok = c.parseProp(props, o.arg); !ok {
+				return c.usage()
+			}
+			ro.Props[props[len(props)-1].name] = props[len(props)-1].value
+		case 'x':
+			for _, x := range ro.Exclude {
+				if x == o.arg {
+					c.errorf("property '%s' specified multiple times\n", o.arg)
+					return c.usage()
+				}
+			}
+			ro.Exclude = append(ro.Exclude, o.arg)
+		case 'd', 'e':
+			if o.c == 'd' && ro.LastElem || o.c == 'e' && ro.Discard {
+				c.errorf("invalid option combination: -d and -e are mutually exclusive\n")
+				return c.usage()
+			}
+			if o.c == 'd' {
+				ro.Discard = true
+			} else {
+				ro.LastElem = true
+			}
+		case 'n':
+			ro.DryRun = true
+		case 'u':
+			ro.NoMount = true
+		case 'v':
+			ro.Verbose = c.out
+		case 'F':
+			ro.Force = true
+		case 'A':
+			abort = true
+		case 'h', 'M', 's', 'c':
+		case ':':
+			c.errorf("missing argument for '%c' option\n", o.bad)
+			return c.usage()
+		default:
+			c.errorf("invalid option '%c'\n", o.bad)
+			return c.usage()
+		}
+	}
+	if len(ops) < 1 {
+		c.errorf("missing snapshot argument\n")
+		return c.usage()
+	}
+	if len(ops) > 1 {
+		c.errorf("too many arguments\n")
+		return c.usage()
+	}
+	if abort {
+		c.errorf("'%s' does not have any resumable receive state to abort\n", ops[0])
+		return 1
+	}
+	for _, p := range props {
+		if lookupProp(p.name) == nil && !isUserProp(p.name) {
+			c.errorf("cannot receive: invalid property '%s'\n", p.name)
+			return 1
+		}
+	}
+	if err := c.m.Receive(c.in, ops[0], ro); err != nil {
+		return c.fail(err)
+	}
+	return 0
+}

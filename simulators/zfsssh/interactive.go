@@ -1,0 +1,138 @@
+package zfsssh
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// interactive runs a "shell" session: read a line, run it, repeat. With a
+// pty the session behaves like a terminal (echo, erase, ^C, ^D, prompts
+// "$ " or "# "); without one, like sh reading a script from a pipe.
+func (s *session) interactive(out, errw io.Writer) int {
+	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
+	in := bufio.NewReader(s.ch)
+	var read func(prompt string) (string, error)
+	if s.env.pty {
+		read = func(prompt string) (string, error) {
+			io.WriteString(out, prompt)
+			return ttyReadLine(in, out)
+		}
+	} else {
+		read = func(string) (string, error) {
+			line, err := in.ReadString('\n')
+			if err != nil && line != "" {
+				return strings.TrimSuffix(line, "\n"), nil
+			}
+			return strings.TrimSuffix(line, "\n"), err
+		}
+	}
+	ps1 := "$ "
+	if s.env.user.root {
+		ps1 = "# "
+	}
+	var pending strings.Builder
+	for s.ctx.Err() == nil && !sh.exited {
+		prompt := ps1
+		if pending.Len() > 0 {
+			prompt = "> "
+		}
+		line, err := read(prompt)
+		if errors.Is(err, errInterrupt) {
+			pending.Reset()
+			continue
+		}
+		if err != nil {
+			if pending.Len() > 0 {
+				// sh reports the incomplete command at end of input.
+				s.env.line = pending.String()
+				sh.run(s.ctx, pending.String(), stdio{in: in, out: out, err: errw})
+			}
+			break
+		}
+		pending.WriteString(line)
+		pending.WriteString("\n")
+		if incomplete(pending.String()) {
+			continue
+		}
+		src := pending.String()
+		pending.Reset()
+		s.env.line = strings.TrimSuffix(src, "\n")
+		sh.run(s.ctx, src, stdio{in: in, out: out, err: errw})
+	}
+	return sh.status
+}
+
+// incomplete reports whether src needs more lines (an open quote, a
+// trailing "&&" or "|").
+func incomplete(src string) bool {
+	p := &parser{toks: lex(src)}
+	for {
+		list, err := p.nextList()
+		if err != nil {
+			var se *syntaxError
+			return errors.As(err, &se) && se.incomplete
+		}
+		if list == nil {
+			return false
+		}
+	}
+}
+
+var errInterrupt = errors.New("interrupt")
+
+// ttyReadLine is a terminal's canonical mode: it echoes what is typed,
+// handles erase (DEL, ^H), kill (^U), interrupt (^C) and end of file (^D on
+// an empty line), and ends a line on CR or LF.
+func ttyReadLine(in *bufio.Reader, echo io.Writer) (string, error) {
+	var line []byte
+	for {
+		b, err := in.ReadByte()
+		if err != nil {
+			if len(line) > 0 {
+				return string(line), nil
+			}
+			return "", err
+		}
+		switch b {
+		case '\r', '\n':
+			io.WriteString(echo, "\n")
+			return string(line), nil
+		case 0x7f, 0x08:
+			if len(line) > 0 {
+				_, size := utf8.DecodeLastRune(line)
+				line = line[:len(line)-size]
+				io.WriteString(echo, "\b \b")
+			}
+		case 0x15:
+			for range utf8.RuneCount(line) {
+				io.WriteString(echo, "\b \b")
+			}
+			line = line[:0]
+		case 0x03:
+			io.WriteString(echo, "^C\n")
+			return "", errInterrupt
+		case 0x04:
+			if len(line) == 0 {
+				return "", io.EOF
+			}
+		case 0x1b:
+			// Skip a CSI sequence (arrow keys): no line editing here.
+			if next, err := in.ReadByte(); err == nil && next == '[' {
+				for {
+					c, err := in.ReadByte()
+					if err != nil || (c >= 0x40 && c <= 0x7e) {
+						break
+					}
+				}
+			}
+		default:
+			if b >= 0x20 || b == '\t' {
+				line = append(line, b)
+				echo.Write([]byte{b})
+			}
+		}
+	}
+}

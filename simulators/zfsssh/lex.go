@@ -1,0 +1,384 @@
+package zfsssh
+
+import (
+	"strings"
+)
+
+// The tokenizer follows the POSIX sh token rules closely enough for what
+// drivers send. It never evaluates anything: $(...), `...` and here-documents
+// are refused at this stage, so the interpreter cannot run them by mistake.
+
+type tokKind int
+
+const (
+	tWord tokKind = iota
+	tOp
+	tNewline
+	tEOF
+	tErr // a lexing error; the parser reports it when it gets there
+)
+
+type token struct {
+	kind tokKind
+	op   string // operator text for tOp
+	fd   int    // explicit io number before a redirection operator, -1 if none
+	word *word  // for tWord
+	err  error  // for tErr
+	line int
+}
+
+// wordPart is a piece of a word: literal text, or a parameter to expand.
+type wordPart struct {
+	text   string
+	param  string // parameter name ("0", "?", "1", "HOME", "@" ...) when non-empty
+	quoted bool
+}
+
+type word struct {
+	parts []wordPart
+}
+
+// literal reports the word's text when it is one unquoted literal (used for
+// reserved words and assignments).
+func (w *word) literal() (string, bool) {
+	if len(w.parts) != 1 || w.parts[0].param != "" || w.parts[0].quoted {
+		return "", false
+	}
+	return w.parts[0].text, true
+}
+
+// syntaxError is a parse failure. incomplete marks input that could become
+// valid with more lines (an interactive shell then asks for continuation).
+type syntaxError struct {
+	line       int
+	msg        string
+	incomplete bool
+}
+
+func (e *syntaxError) Error() string { return "Syntax error: " + e.msg }
+
+const (
+	msgCmdSubst  = "command substitution $(...) is not supported by the simulator (it is never run)"
+	msgBackquote = "command substitution `...` is not supported by the simulator (it is never run)"
+	msgHeredoc   = "here-documents (<<) are not supported by the simulator"
+)
+
+type lexer struct {
+	src  string
+	pos  int
+	line int
+	toks []token
+}
+
+// lex tokenizes src. A lexing error ends the token list with a tErr token,
+// so that (like sh) the complete commands before it still run.
+func lex(src string) []token {
+	lx := &lexer{src: src, line: 1}
+	if err := lx.run(); err != nil {
+		line := lx.line
+		if se, ok := err.(*syntaxError); ok {
+			line = se.line
+		}
+		lx.toks = append(lx.toks, token{kind: tErr, err: err, line: line, fd: -1})
+	}
+	return lx.toks
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+func isMeta(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+		return true
+	}
+	return false
+}
+
+var operators = []string{"&&", "||", ";;", "<<-", "<<", "<>", "<&", ">>", ">&", ">|", ";", "&", "|", "(", ")", "<", ">"}
+
+func (lx *lexer) run() error {
+	for {
+		// Blanks and line continuations between tokens.
+		for lx.pos < len(lx.src) {
+			c := lx.src[lx.pos]
+			if isBlank(c) {
+				lx.pos++
+				continue
+			}
+			if c == '\\' && lx.pos+1 < len(lx.src) && lx.src[lx.pos+1] == '\n' {
+				lx.pos += 2
+				lx.line++
+				continue
+			}
+			break
+		}
+		if lx.pos >= len(lx.src) {
+			lx.toks = append(lx.toks, token{kind: tEOF, line: lx.line, fd: -1})
+			return nil
+		}
+		c := lx.src[lx.pos]
+		switch {
+		case c == '#':
+			for lx.pos < len(lx.src) && lx.src[lx.pos] != '\n' {
+				lx.pos++
+			}
+		case c == '\n':
+			lx.toks = append(lx.toks, token{kind: tNewline, line: lx.line, fd: -1})
+			lx.pos++
+			lx.line++
+		case isMeta(c):
+			if err := lx.operator(-1); err != nil {
+				return err
+			}
+		default:
+			if err := lx.word(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (lx *lexer) operator(fd int) error {
+	for _, op := range operators {
+		if strings.HasPrefix(lx.src[lx.pos:], op) {
+			if op == "<<" || op == "<<-" {
+				return &syntaxError{line: lx.line, msg: msgHeredoc}
+			}
+			lx.toks = append(lx.toks, token{kind: tOp, op: op, fd: fd, line: lx.line})
+			lx.pos += len(op)
+			return nil
+		}
+	}
+	return &syntaxError{line: lx.line, msg: "unexpected character " + string(lx.src[lx.pos])}
+}
+
+// word reads one word; an all-digit word directly followed by < or > is an
+// io number and becomes part of the redirection operator instead.
+func (lx *lexer) word() error {
+	startLine := lx.line
+	w := &word{}
+	var lit strings.Builder
+	litQuoted := false
+	flush := func() {
+		if lit.Len() > 0 {
+			w.parts = append(w.parts, wordPart{text: lit.String(), quoted: litQuoted})
+			lit.Reset()
+		}
+	}
+	addLit := func(s string, quoted bool) {
+		if lit.Len() > 0 && litQuoted != quoted {
+			flush()
+		}
+		litQuoted = quoted
+		lit.WriteString(s)
+	}
+	start := lx.pos
+	for lx.pos < len(lx.src) {
+		c := lx.src[lx.pos]
+		if isMeta(c) {
+			break
+		}
+		switch c {
+		case '\'':
+			end := strings.IndexByte(lx.src[lx.pos+1:], '\'')
+			if end < 0 {
+				return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true}
+			}
+			s := lx.src[lx.pos+1 : lx.pos+1+end]
+			lx.line += strings.Count(s, "\n")
+			addLit(s, true)
+			// An empty '' still makes a (quoted, empty) word.
+			if s == "" {
+				flush()
+				w.parts = append(w.parts, wordPart{quoted: true})
+			}
+			lx.pos += end + 2
+		case '"':
+			if err := lx.dquote(w, &lit, &litQuoted, flush, startLine); err != nil {
+				return err
+			}
+		case '\\':
+			if lx.pos+1 >= len(lx.src) {
+				addLit("\\", false)
+				lx.pos++
+				continue
+			}
+			n := lx.src[lx.pos+1]
+			lx.pos += 2
+			if n == '\n' {
+				lx.line++
+				continue
+			}
+			addLit(string(n), true)
+		case '`':
+			return &syntaxError{line: lx.line, msg: msgBackquote}
+		case '$':
+			flush()
+			part, err := lx.dollar(false)
+			if err != nil {
+				return err
+			}
+			if part.param == "" {
+				addLit(part.text, false)
+			} else {
+				w.parts = append(w.parts, part)
+			}
+		default:
+			addLit(string(c), false)
+			lx.pos++
+		}
+	}
+	flush()
+	raw := lx.src[start:lx.pos]
+	if lx.pos < len(lx.src) && (lx.src[lx.pos] == '<' || lx.src[lx.pos] == '>') && isDigits(raw) {
+		n := 0
+		for _, d := range raw {
+			n = n*10 + int(d-'0')
+			if n > 9 {
+				break
+			}
+		}
+		return lx.operator(n)
+	}
+	lx.toks = append(lx.toks, token{kind: tWord, word: w, line: startLine, fd: -1})
+	return nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// dquote reads a double-quoted string starting at the opening quote.
+func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush func(), startLine int) error {
+	add := func(s string) {
+		if lit.Len() > 0 && !*litQuoted {
+			flush()
+		}
+		*litQuoted = true
+		lit.WriteString(s)
+	}
+	lx.pos++ // opening quote
+	empty := true
+	for {
+		if lx.pos >= len(lx.src) {
+			return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true}
+		}
+		c := lx.src[lx.pos]
+		switch c {
+		case '"':
+			lx.pos++
+			if empty {
+				flush()
+				w.parts = append(w.parts, wordPart{quoted: true})
+			}
+			return nil
+		case '\\':
+			if lx.pos+1 < len(lx.src) {
+				n := lx.src[lx.pos+1]
+				switch n {
+				case '$', '`', '"', '\\':
+					add(string(n))
+					lx.pos += 2
+					empty = false
+					continue
+				case '\n':
+					lx.pos += 2
+					lx.line++
+					continue
+				}
+			}
+			add("\\")
+			lx.pos++
+		case '`':
+			return &syntaxError{line: lx.line, msg: msgBackquote}
+		case '$':
+			part, err := lx.dollar(true)
+			if err != nil {
+				return err
+			}
+			if part.param == "" {
+				add(part.text)
+			} else {
+				flush()
+				w.parts = append(w.parts, part)
+			}
+		default:
+			if c == '\n' {
+				lx.line++
+			}
+			add(string(c))
+			lx.pos++
+		}
+		empty = false
+	}
+}
+
+func isNameStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isNameChar(c byte) bool { return isNameStart(c) || (c >= '0' && c <= '9') }
+
+// dollar reads an expansion starting at '$'. A '$' that starts no expansion
+// is returned as literal text.
+func (lx *lexer) dollar(quoted bool) (wordPart, error) {
+	lx.pos++ // '$'
+	if lx.pos >= len(lx.src) {
+		return wordPart{text: "$", quoted: quoted}, nil
+	}
+	c := lx.src[lx.pos]
+	switch {
+	case c == '(':
+		return wordPart{}, &syntaxError{line: lx.line, msg: msgCmdSubst}
+	case c == '{':
+		end := strings.IndexByte(lx.src[lx.pos:], '}')
+		if end < 0 {
+			return wordPart{}, &syntaxError{line: lx.line, msg: "Missing '}'", incomplete: true}
+		}
+		name := lx.src[lx.pos+1 : lx.pos+end]
+		if !validParamName(name) {
+			return wordPart{}, &syntaxError{line: lx.line, msg: "Bad substitution"}
+		}
+		lx.pos += end + 1
+		return wordPart{param: name, quoted: quoted}, nil
+	case strings.IndexByte("?$#@*!-0123456789", c) >= 0:
+		lx.pos++
+		return wordPart{param: string(c), quoted: quoted}, nil
+	case isNameStart(c):
+		start := lx.pos
+		for lx.pos < len(lx.src) && isNameChar(lx.src[lx.pos]) {
+			lx.pos++
+		}
+		return wordPart{param: lx.src[start:lx.pos], quoted: quoted}, nil
+	}
+	return wordPart{text: "$", quoted: quoted}, nil
+}
+
+func validParamName(name string) bool {
+	if name == "" {
+		return false
+	}
+	if len(name) == 1 && strings.IndexByte("?$#@*!-", name[0]) >= 0 {
+		return true
+	}
+	if isDigits(name) {
+		return true
+	}
+	if !isNameStart(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if !isNameChar(name[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,162 @@
+package zfsssh
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// proc is the context one program runs in.
+type proc struct {
+	ctx   context.Context
+	env   *sessionEnv
+	root  bool // effective uid 0
+	std   stdio
+	depth int    // shell nesting depth, for Records of nested shells
+	path  string // the program's resolved absolute path
+}
+
+// userName is the effective user's name.
+func (p *proc) userName() string {
+	if p.root {
+		return "root"
+	}
+	return p.env.user.name
+}
+
+func (p *proc) printf(format string, a ...any) { fmt.Fprintf(p.std.err, format, a...) }
+
+type program func(p *proc, argv []string) int
+
+// lookupProgram maps a command name (the values of Options.Paths) to its
+// implementation.
+func lookupProgram(name string) program {
+	switch name {
+	case "zfs":
+		return zfsCmd
+	case "zpool":
+		return zpoolCmd
+	case "sudo":
+		return sudoCmd
+	case "chroot":
+		return chrootCmd
+	case "sh", "bash":
+		return shCmd
+	case "echo":
+		return func(p *proc, argv []string) int { return echoCmd(argv, p.std.out, false) }
+	case "cat":
+		return catCmd
+	case "true":
+		return func(*proc, []string) int { return 0 }
+	case "false":
+		return func(*proc, []string) int { return 1 }
+	case "uname":
+		return unameCmd
+	case "whoami":
+		return whoamiCmd
+	case "id":
+		return idCmd
+	case "test", "[":
+		return func(p *proc, argv []string) int { return testCmd(p, argv, path.Base(argv[0])+": ") }
+	case "chmod":
+		return chmodCmd
+	case "chown":
+		return chownCmd
+	case "setfacl":
+		return setfaclCmd
+	case "nfs4_setfacl":
+		return nfs4SetfaclCmd
+	case "touch":
+		return touchCmd
+	case "mkdir":
+		return mkdirCmd
+	case "sleep":
+		return sleepCmd
+	case "targetcli":
+		return targetcliCmd
+	case "nvmetcli":
+		return nvmetcliCmd
+	}
+	return nil
+}
+
+func programNames() []string {
+	return []string{"[", "bash", "cat", "chmod", "chown", "chroot", "echo", "false", "id", "mkdir", "nfs4_setfacl", "nvmetcli",
+		"setfacl", "sh", "sleep", "sudo", "targetcli", "test", "touch", "true", "uname", "whoami", "zfs", "zpool"}
+}
+
+// DefaultPaths is the program table of a Debian 12 ZFS host with
+// targetcli-fb, nvmetcli and the ACL tools installed (/bin and /sbin are
+// merged into /usr there, so both spellings exist).
+func DefaultPaths() map[string]string {
+	m := map[string]string{}
+	add := func(name string, paths ...string) {
+		for _, p := range paths {
+			m[p] = name
+		}
+	}
+	add("zfs", "/sbin/zfs", "/usr/sbin/zfs")
+	add("zpool", "/sbin/zpool", "/usr/sbin/zpool")
+	add("chroot", "/usr/sbin/chroot", "/sbin/chroot")
+	add("nvmetcli", "/usr/sbin/nvmetcli", "/sbin/nvmetcli")
+	add("sh", "/bin/sh", "/usr/bin/sh", "/bin/dash", "/usr/bin/dash")
+	for _, name := range []string{"sudo", "targetcli", "bash", "echo", "cat", "true", "false", "uname", "whoami", "id",
+		"test", "[", "chmod", "chown", "touch", "mkdir", "sleep", "setfacl", "nfs4_setfacl"} {
+		add(name, "/usr/bin/"+name, "/bin/"+name)
+	}
+	return m
+}
+
+// searchPath is root's PATH on Debian (sudo's secure_path is the same).
+var searchPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
+// resolve finds the program for argv[0]: an absolute path must be in the
+// table; a bare name is searched along PATH.
+func (s *Server) resolve(name string) (prog, file string, ok bool) {
+	if strings.Contains(name, "/") {
+		if !strings.HasPrefix(name, "/") {
+			return "", "", false
+		}
+		p := path.Clean(name)
+		prog, ok = s.paths[p]
+		return prog, p, ok
+	}
+	for _, dir := range searchPath {
+		p := dir + "/" + name
+		if prog, ok := s.paths[p]; ok {
+			return prog, p, true
+		}
+	}
+	return "", "", false
+}
+
+// runProgram applies the faults for name, then runs it.
+func (s *Server) runProgram(p *proc, name string, argv []string) int {
+	if d := s.faults.delay(name); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-p.ctx.Done():
+			t.Stop()
+			return 130
+		}
+	}
+	if s.faults.fail(name) {
+		fmt.Fprintln(p.std.err, "injected fault")
+		return 1
+	}
+	return lookupProgram(name)(p, argv)
+}
+
+// knownPaths lists the table's paths (for tests and docs).
+func (s *Server) knownPaths() []string {
+	out := make([]string, 0, len(s.paths))
+	for p := range s.paths {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,223 @@
+package zfsssh
+
+import (
+	"context"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// sessionEnv is what a session's commands see of their session.
+type sessionEnv struct {
+	srv    *Server
+	conn   *sshConn // nil when a shell runs outside SSH (tests)
+	user   *account
+	connID uint64
+	id     uint64
+	pty    bool
+	cols   atomic.Int64 // terminal width (window-change can update it)
+	line   string       // the command line being run, for Records
+}
+
+func (e *sessionEnv) cwd() string { return e.user.home }
+
+func (e *sessionEnv) uid(root bool) int {
+	if root {
+		return 0
+	}
+	return e.user.uid
+}
+
+func (e *sessionEnv) dropConnection() {
+	if e.conn != nil {
+		e.conn.drop()
+	}
+}
+
+// session is one session channel.
+type session struct {
+	c      *sshConn
+	ch     ssh.Channel
+	env    *sessionEnv
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	started  bool
+	signal   string
+	done     chan struct{}
+	released sync.Once
+}
+
+func (c *sshConn) serveSession(id uint64, ch ssh.Channel, reqs <-chan *ssh.Request) {
+	defer c.wg.Done()
+	s := &session{c: c, ch: ch, done: make(chan struct{})}
+	s.env = &sessionEnv{srv: c.srv, conn: c, user: c.user, connID: c.id, id: id}
+	s.env.cols.Store(80)
+	s.ctx, s.cancel = context.WithCancel(c.ctx)
+	defer s.cancel()
+	for req := range reqs {
+		s.request(req)
+	}
+	// The client closed the channel (or the connection is gone).
+	s.cancel()
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		<-s.done
+	} else {
+		s.release()
+	}
+}
+
+func (s *session) request(req *ssh.Request) {
+	reply := func(ok bool) {
+		if req.WantReply {
+			req.Reply(ok, nil)
+		}
+	}
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	switch req.Type {
+	case "pty-req":
+		var m struct {
+			Term                   string
+			Cols, Rows, Width, Hgt uint32
+			Modes                  string
+		}
+		if started || ssh.Unmarshal(req.Payload, &m) != nil {
+			reply(false)
+			return
+		}
+		s.env.pty = true
+		if m.Cols > 0 {
+			s.env.cols.Store(int64(m.Cols))
+		}
+		reply(true)
+	case "env":
+		var m struct{ Name, Value string }
+		// Debian's sshd accepts LANG and LC_* only (AcceptEnv).
+		ok := ssh.Unmarshal(req.Payload, &m) == nil && (m.Name == "LANG" || strings.HasPrefix(m.Name, "LC_"))
+		reply(ok && !started)
+	case "exec":
+		var m struct{ Command string }
+		if started || ssh.Unmarshal(req.Payload, &m) != nil {
+			reply(false)
+			return
+		}
+		s.start()
+		reply(true)
+		go s.runExec(m.Command)
+	case "shell":
+		if started {
+			reply(false)
+			return
+		}
+		s.start()
+		reply(true)
+		go s.runShell()
+	case "window-change":
+		var m struct{ Cols, Rows, Width, Height uint32 }
+		if ssh.Unmarshal(req.Payload, &m) == nil && m.Cols > 0 {
+			s.env.cols.Store(int64(m.Cols))
+		}
+		reply(true)
+	case "signal":
+		var m struct{ Signal string }
+		if ssh.Unmarshal(req.Payload, &m) == nil {
+			s.mu.Lock()
+			s.signal = m.Signal
+			s.mu.Unlock()
+			s.cancel()
+		}
+	default:
+		// subsystem (sftp), x11-req, auth-agent-req@openssh.com, channel
+		// keepalives: refused, as a minimal OpenSSH would.
+		reply(false)
+	}
+}
+
+func (s *session) start() {
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+}
+
+// streams are the session's stdout and stderr. With a pty both go to the
+// terminal, and the terminal turns "\n" into "\r\n" (ONLCR).
+func (s *session) streams() (out, errw io.Writer) {
+	if s.env.pty {
+		w := &ttyWriter{w: s.ch}
+		return w, w
+	}
+	return s.ch, s.ch.Stderr()
+}
+
+var secretRE = regexp.MustCompile(`(password=)\S+`)
+
+func (s *session) runExec(command string) {
+	s.env.line = command
+	// Command lines can carry CHAP secrets (targetcli "set auth password=").
+	s.c.srv.log.Debug("exec", "conn", s.c.id, "session", s.env.id, "user", s.env.user.name, "command", secretRE.ReplaceAllString(command, "${1}<redacted>"))
+	out, errw := s.streams()
+	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
+	st := sh.run(s.ctx, command, stdio{in: s.ch, out: out, err: errw})
+	s.finish(st)
+}
+
+func (s *session) runShell() {
+	out, errw := s.streams()
+	st := s.interactive(out, errw)
+	s.finish(st)
+}
+
+// finish sends EOF, the exit status (or the signal that ended the command)
+// and closes the channel, as sshd does.
+func (s *session) finish(status int) {
+	defer close(s.done)
+	s.ch.CloseWrite()
+	s.mu.Lock()
+	sig := s.signal
+	s.mu.Unlock()
+	if sig != "" {
+		s.ch.SendRequest("exit-signal", false, ssh.Marshal(struct {
+			Signal     string
+			CoreDumped bool
+			Error      string
+			Lang       string
+		}{Signal: sig}))
+	} else {
+		s.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(status)}))
+	}
+	s.release()
+}
+
+// release frees the session slot before the channel is closed, so a client
+// that sees the close can immediately open a new session.
+func (s *session) release() {
+	s.released.Do(func() {
+		s.c.release()
+		s.ch.Close()
+	})
+}
+
+// ttyWriter is the output side of a pseudo-terminal.
+type ttyWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (t *ttyWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, err := t.w.Write([]byte(strings.ReplaceAll(string(b), "\n", "\r\n"))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
