@@ -28,15 +28,15 @@ import (
 // suite, so a capability that silently disappears is noticed.
 var skipped = map[string]string{
 	"Controller Publish, UnpublishVolume not supported": "PUBLISH_UNPUBLISH_VOLUME is not advertised: no backend here has a controller attach step",
-	"ControllerPublishVolume not supported":             "as above",
-	"ControllerUnpublishVolume not supported":           "as above",
+	"ControllerPublishVolume not supported":             "PUBLISH_UNPUBLISH_VOLUME is not advertised: no backend here has a controller attach step",
+	"ControllerUnpublishVolume not supported":           "PUBLISH_UNPUBLISH_VOLUME is not advertised: no backend here has a controller attach step",
 	"ControllerModifyVolume not supported":              "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
-	"Modify volume not supported":                       "as above (volume attribute classes)",
-	"Modify Volume not supported":                       "as above (volume attribute classes)",
-	"ControllerGetVolumeHealth not supported":           "VOLUME_CONDITION / GET_VOLUME are not advertised: volume health monitoring is not implemented",
-	"ControllerListVolumeHealth not supported":          "as above",
-	"NodeGetVolumeHealth not supported":                 "VOLUME_CONDITION is not advertised on the node",
-	"NodeGetStorageHealth not supported":                "as above",
+	"Modify volume not supported":                       "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
+	"Modify Volume not supported":                       "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
+	"ControllerGetVolumeHealth not supported":           "VOLUME_CONDITION is not advertised: volume health monitoring is not implemented",
+	"ControllerListVolumeHealth not supported":          "VOLUME_CONDITION is not advertised: volume health monitoring is not implemented",
+	"NodeGetVolumeHealth not supported":                 "VOLUME_CONDITION is not advertised: volume health monitoring is not implemented",
+	"NodeGetStorageHealth not supported":                "VOLUME_CONDITION is not advertised: volume health monitoring is not implemented",
 	"GroupControllerService not supported":              "no group snapshots: the GroupController service is not served",
 	"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not supported":  "snapshots carry no topology of their own",
 }
@@ -171,16 +171,22 @@ var _ = ReportAfterSuite("counts", func(r Report) {
 		c := per[n]
 		fmt.Fprintf(&b, "%-40s %7d %7d %8d\n", n, c.passed, c.failed, c.skipped)
 	}
-	fmt.Fprintln(&b, "skipped specs by reason:")
+	// Skips grouped by reason: how many specs each configuration skipped
+	// for it. The full list, spec by spec, is in $SANITY_REPORT.skips.
+	byReason := map[string][]string{}
 	for _, n := range names {
-		reasons := make([]string, 0, len(per[n].reasons))
-		for why := range per[n].reasons {
-			reasons = append(reasons, why)
+		for why, k := range per[n].reasons {
+			byReason[why] = append(byReason[why], fmt.Sprintf("%s %d", n, k))
 		}
-		sort.Strings(reasons)
-		for _, why := range reasons {
-			fmt.Fprintf(&b, "  %-38s %3d  %s\n", n, per[n].reasons[why], why)
-		}
+	}
+	reasons := make([]string, 0, len(byReason))
+	for why := range byReason {
+		reasons = append(reasons, why)
+	}
+	sort.Strings(reasons)
+	fmt.Fprintln(&b, "skipped, by reason (configuration and count):")
+	for _, why := range reasons {
+		fmt.Fprintf(&b, "- %s\n    %s\n", why, strings.Join(byReason[why], ", "))
 	}
 	fmt.Fprint(os.Stdout, b.String())
 	if path := os.Getenv("SANITY_REPORT"); path != "" {
