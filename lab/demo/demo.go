@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
+	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
 
 // Options configure a demo run.
@@ -52,11 +53,17 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}()
 
-	mainFile, err := writeConfigs(dir)
+	host, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(dir, "zfs-host")})
 	if err != nil {
 		return err
 	}
-	w.say("scratch folder %s: main config (driver: proxy) and two connections, fast.yaml and archive.yaml (both local-hostpath)", dir)
+	defer host.Close()
+	w.say("simulated ZFS host: ssh %s@%s (the ZFS model behind the ZFS-over-SSH simulator, pool tank)", host.User, host.Addr)
+	mainFile, err := writeConfigs(dir, zfsConnections(dir, host))
+	if err != nil {
+		return err
+	}
+	w.say("scratch folder %s: main config (driver: proxy) and four connections: fast.yaml and archive.yaml (local-hostpath), zfs-nfs.yaml and zfs-nvme.yaml (zfs-generic over SSH)", dir)
 	sock := filepath.Join(dir, "csi.sock")
 	start := time.Now()
 	p, err := startPlugin(o.Switchyard, mainFile, sock, filepath.Join(dir, "node-state"), o.PluginLog)
@@ -81,6 +88,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	w.say("switchyard is ready (%s after start); every line below is one CSI call over its socket", time.Since(start).Round(time.Millisecond))
 	if err := w.lifecycle(ctx, c); err != nil {
+		return err
+	}
+	if err := w.zfsTour(ctx, c, host); err != nil {
 		return err
 	}
 	stopped = true
@@ -148,7 +158,7 @@ func mountsUnder(dir string) []string {
 	return out
 }
 
-func writeConfigs(dir string) (string, error) {
+func writeConfigs(dir string, extra map[string]string) (string, error) {
 	conns := filepath.Join(dir, "connections")
 	files := map[string]string{
 		filepath.Join(dir, "main.yaml"): fmt.Sprintf(`driver: proxy
@@ -167,6 +177,9 @@ local-hostpath:
   shareBasePath: %[1]s/archive
   controllerBasePath: %[1]s/archive
 `, dir),
+	}
+	for path, content := range extra {
+		files[path] = content
 	}
 	for path, content := range files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
