@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION)
 LAB_REQUIRE ?=
 export LAB_REQUIRE
 
-.PHONY: help build test unit sanity lint demo bench fuzz clean
+.PHONY: help build deps test unit sanity lint demo bench fuzz clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -20,7 +20,10 @@ build: ## build bin/switchyard and bin/switchyard-lab
 demo: build ## the main job: switchyard in proxy mode, a volume's whole life on two local-hostpath connections (root)
 	$(BIN)/switchyard-lab demo
 
-test: lint build ## every test tier this machine can run (unit, sanity with real mounts as root)
+deps: ## what the test tiers need on this machine: zfs-fuse for the fidelity tier (installs and starts it as root)
+	@scripts/ensure-zfs-fuse.sh
+
+test: deps lint build ## every test tier this machine can run (unit, sanity with real mounts and fidelity against zfs-fuse as root)
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory sanity-report
 

@@ -26,6 +26,7 @@ commands:
           through create, stage, publish, write, snapshot, restore, expand,
           unpublish and delete
   bench   start-up and memory benchmark of the switchyard binary
+  zfs-ssh the ZFS-over-SSH simulator (zfs, zpool, targetcli, nvmetcli) on a state directory
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -56,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "zfs-ssh":
+		return zfsSSHCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -163,3 +163,15 @@ func notThere(out zfs.Output) bool {
 	}
 	return false
 }
+
+// looksLikeError reports output in which a configshell tool (targetcli,
+// nvmetcli) complained about a command.
+func looksLikeError(out zfs.Output) bool {
+	t := strings.ToLower(out.Stdout + out.Stderr)
+	for _, s := range []string{"error", "no such", "exists", "invalid", "cannot", "could not", "not found", "unknown", "traceback"} {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}

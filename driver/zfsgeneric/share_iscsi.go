@@ -52,7 +52,9 @@ func (s iscsiShare) create(ctx context.Context, r shareRequest) (map[string]stri
 	if err != nil {
 		return nil, nil, err
 	}
-	if out.Code != 0 {
+	// targetcli exits 0 when it reads a script, even if a line failed: the
+	// last line's confirmation is what proves the whole script ran.
+	if out.Code != 0 || !strings.Contains(out.Stdout+out.Stderr, "Created LUN 0") {
 		return nil, nil, cliFailed(d, "creating iSCSI target "+iqn+" with targetcli", out, secrets)
 	}
 	vc := map[string]string{

@@ -78,7 +78,9 @@ func (s nvmeofShare) create(ctx context.Context, r shareRequest) (map[string]str
 	if err != nil {
 		return nil, nil, err
 	}
-	if out.Code != 0 {
+	// nvmetcli prints nothing for commands that work and may exit 0 after
+	// one that failed: any complaint in its output fails the create.
+	if out.Code != 0 || looksLikeError(out) {
 		return nil, nil, cliFailed(d, "creating NVMe-oF subsystem "+nqn+" with nvmetcli", out, nil)
 	}
 	vc := map[string]string{

@@ -103,6 +103,12 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 	vc, shareProps, err := d.share.create(ctx, shareRequest{id: id, dataset: ds, name: name, params: req.GetParameters(), mountpoint: mountpoint})
 	if err != nil {
+		if !exists && status.Code(err) != codes.Unavailable {
+			// The share was refused (bad name, target error): remove what this
+			// call made so a deleted claim leaves nothing behind. When the
+			// connection dropped, the retry finishes the volume instead.
+			d.rollback(ds)
+		}
 		return nil, err
 	}
 	raw, _ := json.Marshal(vc)
@@ -580,4 +586,15 @@ func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 		return nil, d.zfsErr(err, fmt.Sprintf("reading the space available in %s", d.cfg.parent))
 	}
 	return &csi.GetCapacityResponse{AvailableCapacity: max(props.Int("available"), 0)}, nil
+}
+
+// rollback removes a dataset this call created, with its own deadline: the
+// request's context may be what failed.
+func (d *Driver) rollback(ds string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = d.share.remove(ctx, ds, zfs.Properties{})
+	if err := d.destroy(ctx, ds); err != nil {
+		d.log.Warn("could not remove a half-made volume", "dataset", ds, "error", err)
+	}
 }

@@ -17,6 +17,7 @@ const (
 	VM        = "vm"
 	Container = "container"
 	Cluster   = "cluster"
+	Fidelity  = "fidelity" // the ZFS model against real zfs: needs root and zfs-fuse (scripts/ensure-zfs-fuse.sh)
 )
 
 // Required reports whether LAB_REQUIRE names tier.

@@ -207,3 +207,20 @@ func TestShareCLIsAreSerialisedPerHost(t *testing.T) {
 		t.Fatalf("%d iSCSI targets", n)
 	}
 }
+
+// A target the host refuses (here: a basename that is no IQN) fails the
+// create with the tool's message and leaves no dataset behind.
+func TestRefusedShareRollsBack(t *testing.T) {
+	h := startHost(t, zfshost.Options{})
+	d := newDriver(t, strings.Replace(genericConfig(h, zfsgeneric.DriverISCSI, ""), "iqn.2003-01.org.example", "not-an-iqn", 1))
+	_, err := d.CreateVolume(ctx, createReq("pvc-1", 1<<30))
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "targetcli") {
+		t.Fatalf("create with a bad IQN: %v", err)
+	}
+	if got := zfsLines(t, h, "list", "-H", "-o", "name", "-t", "volume", "-r", "tank"); len(got) != 0 {
+		t.Fatalf("left behind: %v", got)
+	}
+	if lio := h.Server.LIO(); len(lio.Targets)+len(lio.StorageObjects) != 0 {
+		t.Fatalf("LIO left behind: %+v", lio)
+	}
+}

@@ -71,7 +71,7 @@ func poolWidth(p *propDesc) int {
 // poolProp formats one pool property (zpool_get_prop).
 func (m *Model) poolProp(p *pool, d *propDesc, literal bool) PropValue {
 	pv := PropValue{Source: SourceNone, Received: "-"}
-	alloc := m.poolAlloc(p)
+	alloc := min64(m.poolAlloc(p), p.size) // files written behind the model's back may overshoot
 	size := func(n int64) string {
 		if literal {
 			return strconv.FormatInt(n, 10)

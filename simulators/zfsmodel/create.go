@@ -196,7 +196,10 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 	}
 	m.index(d)
 	m.spaceMu.Lock()
-	d.sp.data = m.measure(d)
+	d.sp.data = 0 // a new zvol is all holes
+	if typ == Filesystem {
+		d.sp.data = fsBase + dirBytes(m.dataPath(d), nil) // a directory left behind is adopted
+	}
 	m.attachSpace(d)
 	m.spaceMu.Unlock()
 	m.remount(d)
@@ -207,6 +210,9 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 func (m *Model) makeData(d *dataset, volsize int64) error {
 	p := m.dataPath(d)
 	if d.typ == Filesystem {
+		if err := os.Mkdir(p, 0o755); err == nil || os.IsExist(err) {
+			return nil
+		}
 		return os.MkdirAll(p, 0o755)
 	}
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)

@@ -23,10 +23,12 @@ type Options struct {
 	StateDir string     // required; the state persists here across Close/Open
 	Pools    []PoolSpec // pools created when absent from the state
 
-	// RescanInterval bounds how stale the space figures of datasets that a
+	// RescanInterval is how often a background scan re-measures every
+	// dataset's files, bounding how stale the space figures of datasets a
 	// command does not name may be (their data is written behind the
-	// model's back, through mounts and block devices). 0 chooses adaptively
-	// (rescans cost at most ~5% of the time); < 0 rescans every time.
+	// model's back, through mounts and block devices). 0 means 2s; < 0 means
+	// no background scan: every command that needs pool-wide figures
+	// measures everything first (exact, for tests; O(datasets) per command).
 	RescanInterval time.Duration
 
 	// Defaults overrides native property defaults, e.g.
@@ -54,8 +56,8 @@ type Model struct {
 	inflight sync.WaitGroup
 
 	spaceMu  sync.Mutex
-	lastScan time.Time
-	scanCost time.Duration
+	stopScan chan struct{}
+	scanDone chan struct{}
 }
 
 type pool struct {
@@ -203,6 +205,14 @@ func Open(opts Options) (*Model, error) {
 	for _, p := range m.pools {
 		m.remount(p.root)
 	}
+	if opts.RescanInterval >= 0 {
+		every := opts.RescanInterval
+		if every == 0 {
+			every = 2 * time.Second
+		}
+		m.stopScan, m.scanDone = make(chan struct{}), make(chan struct{})
+		go m.scanLoop(every, m.stopScan, m.scanDone)
+	}
 	return m, nil
 }
 
@@ -210,8 +220,13 @@ func Open(opts Options) (*Model, error) {
 // already on disk: every mutation is written when it happens.
 func (m *Model) Close() error {
 	m.mu.Lock()
+	already := m.closed
 	m.closed = true
 	m.mu.Unlock()
+	if !already && m.stopScan != nil {
+		close(m.stopScan)
+		<-m.scanDone
+	}
 	m.inflight.Wait()
 	return nil
 }

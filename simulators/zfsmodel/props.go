@@ -167,6 +167,9 @@ func (m *Model) nativeProp(d *dataset, p *propDesc, literal bool) (PropValue, bo
 		return pv, true
 	case "defer_destroy":
 		pv.Value = "off"
+		if d.deferred {
+			pv.Value = "on"
+		}
 		return pv, true
 	case "filesystem_count", "snapshot_count":
 		pv.Value, pv.Source = "none", SourceDefault

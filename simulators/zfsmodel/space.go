@@ -14,7 +14,7 @@ import (
 //   used                 = the sum of the four
 // A dataset's referenced bytes come from its backing files (st_blocks), so
 // they change behind the model's back. They are cached: the datasets a
-// command names are measured when it runs, the rest by periodic rescans.
+// command names are measured when it runs, the rest by a background scan.
 // Each dataset's charge to its parent is kept incrementally, so space
 // checks cost O(depth), not O(datasets).
 
@@ -129,13 +129,17 @@ func (m *Model) updateSnapMax(d *dataset) {
 
 // measure reads a dataset's referenced bytes from its backing files.
 func (m *Model) measure(d *dataset) int64 {
-	switch {
-	case d.isSnap():
+	if d.isSnap() {
 		return d.refer
-	case d.typ == Volume:
-		return fileBytes(m.dataPath(d))
 	}
-	return fsBase + dirBytes(m.dataPath(d), childDirNames(d))
+	return measurePath(d.typ, m.dataPath(d), childDirNames(d))
+}
+
+func measurePath(typ Type, path string, skip map[string]bool) int64 {
+	if typ == Volume {
+		return fileBytes(path)
+	}
+	return fsBase + dirBytes(path, skip)
 }
 
 // refresh measures d now. Callers hold m.mu (read or write).
@@ -152,25 +156,21 @@ func (m *Model) refresh(d *dataset) {
 	m.spaceMu.Unlock()
 }
 
-// freshen rescans all datasets when the cached figures are older than the
-// rescan policy allows. Callers hold m.mu (read or write).
+// freshen brings every dataset's figures up to date when the model runs
+// with RescanInterval < 0 (tests that need exact pool-wide figures);
+// otherwise the background scan keeps them at most one interval old.
+// Callers hold m.mu (read or write).
 func (m *Model) freshen() {
-	m.spaceMu.Lock()
-	defer m.spaceMu.Unlock()
-	since := time.Since(m.lastScan)
-	switch iv := m.opts.RescanInterval; {
-	case iv < 0:
-	case iv > 0 && since < iv:
-		return
-	case iv == 0 && since < 20*m.scanCost:
+	if m.opts.RescanInterval >= 0 {
 		return
 	}
+	m.spaceMu.Lock()
 	m.rescanLocked()
+	m.spaceMu.Unlock()
 }
 
 // rescanLocked measures every dataset and rebuilds the sums (spaceMu held).
 func (m *Model) rescanLocked() {
-	start := time.Now()
 	var sum func(d *dataset) int64
 	sum = func(d *dataset) int64 {
 		d.sp.data = m.measure(d)
@@ -190,8 +190,59 @@ func (m *Model) rescanLocked() {
 	for _, p := range m.pools {
 		sum(p.root)
 	}
-	m.lastScan = time.Now()
-	m.scanCost = m.lastScan.Sub(start)
+}
+
+// scanLoop re-measures all datasets every interval, so that data written
+// behind the model's back shows in pool-wide figures without any command
+// paying for a full scan.
+func (m *Model) scanLoop(every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			m.backgroundScan()
+		}
+	}
+}
+
+// backgroundScan measures without holding any lock, then applies the
+// figures of the datasets that did not move meanwhile.
+func (m *Model) backgroundScan() {
+	type item struct {
+		d    *dataset
+		path string
+		skip map[string]bool
+		v    int64
+	}
+	m.mu.RLock()
+	if m.closed {
+		m.mu.RUnlock()
+		return
+	}
+	items := make([]item, 0, len(m.byGUID))
+	for _, d := range m.byGUID {
+		if !d.isSnap() {
+			items = append(items, item{d: d, path: m.dataPath(d), skip: childDirNames(d)})
+		}
+	}
+	m.mu.RUnlock()
+	for i := range items {
+		items[i].v = measurePath(items[i].d.typ, items[i].path, items[i].skip)
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	m.spaceMu.Lock()
+	defer m.spaceMu.Unlock()
+	for _, it := range items {
+		if m.byGUID[it.d.guid] == it.d && m.dataPath(it.d) == it.path && it.d.sp.data != it.v {
+			it.d.sp.data = it.v
+			m.propagate(it.d)
+		}
+	}
 }
 
 // dirAvail mirrors dsl_dir_space_available: the space d and its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -25,8 +24,6 @@ type sshConn struct {
 	wg       sync.WaitGroup
 }
 
-var connIDs atomic.Uint64
-
 // handshakeTimeout bounds a client that connects and never authenticates.
 const handshakeTimeout = 30 * time.Second
 
@@ -40,7 +37,7 @@ func (s *Server) handleConn(nc net.Conn) {
 		return
 	}
 	nc.SetDeadline(time.Time{})
-	c := &sshConn{srv: s, id: connIDs.Add(1), nc: nc, user: s.users[sc.User()]}
+	c := &sshConn{srv: s, id: s.connIDs.Add(1), nc: nc, user: s.users[sc.User()]}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	s.mu.Lock()
 	if s.closed {

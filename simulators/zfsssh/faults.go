@@ -7,9 +7,10 @@ import (
 )
 
 // Faults injects failures into the commands the server runs. Command names
-// are the resolved program names ("zfs", "targetcli", "sudo", ...); the name
-// "" means every program. Nested programs count too: in "sudo zfs list",
-// both "sudo" and "zfs" are subject to their faults.
+// are the resolved program names ("zfs", "targetcli", "sudo", ...) or a
+// shell builtin's ("echo", "test", "true"); the name "" means every
+// command. Nested programs count too: in "sudo zfs list", both "sudo" and
+// "zfs" are subject to their faults.
 type Faults struct {
 	mu        sync.Mutex
 	latency   map[string]time.Duration

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -325,15 +324,4 @@ func readUntil(t *testing.T, r *bufio.Reader, want string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
-}
-
-// freePort returns an address nobody listens on.
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }

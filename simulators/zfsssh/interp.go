@@ -201,6 +201,13 @@ func (sh *shell) runSimple(ctx context.Context, c *simpleCmd, std stdio) int {
 func (sh *shell) exec(ctx context.Context, argv []string, std stdio, line int) int {
 	p := &proc{ctx: ctx, env: sh.env, root: sh.root, std: std, depth: sh.depth}
 	switch argv[0] {
+	case "echo", "test", "[", "true", ":", "false":
+		// Builtins are commands too for fault injection.
+		if st, failed := sh.env.srv.applyFaults(p, argv[0]); failed {
+			return st
+		}
+	}
+	switch argv[0] {
 	case "echo":
 		return echoCmd(argv, std.out, !sh.bash)
 	case "test", "[":

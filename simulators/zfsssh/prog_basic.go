@@ -123,7 +123,11 @@ func catCmd(p *proc, argv []string) int {
 	files := argv[1:]
 	for _, f := range files {
 		if len(f) > 1 && f[0] == '-' {
-			p.printf("cat: invalid option -- '%c'\nTry 'cat --help' for more information.\n", f[1])
+			if strings.IndexByte("AbeEnstTuv", f[1]) >= 0 {
+				p.printf("cat: option -%c is not supported by the simulator\n", f[1])
+			} else {
+				p.printf("cat: invalid option -- '%c'\nTry 'cat --help' for more information.\n", f[1])
+			}
 			return 1
 		}
 	}
@@ -164,8 +168,13 @@ func unameCmd(p *proc, argv []string) int {
 		fields[3].val = "#1"
 		fields[7].val = s.uname.System
 	}
+	long := map[string]string{"--all": "-a", "--kernel-name": "-s", "--nodename": "-n", "--kernel-release": "-r",
+		"--kernel-version": "-v", "--machine": "-m", "--processor": "-p", "--hardware-platform": "-i", "--operating-system": "-o"}
 	want := map[byte]bool{}
 	for _, a := range argv[1:] {
+		if short, ok := long[a]; ok {
+			a = short
+		}
 		if len(a) < 2 || a[0] != '-' {
 			p.printf("uname: extra operand '%s'\nTry 'uname --help' for more information.\n", a)
 			return 1

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"time"
 )
@@ -101,7 +100,7 @@ func DefaultPaths() map[string]string {
 	add("zfs", "/sbin/zfs", "/usr/sbin/zfs")
 	add("zpool", "/sbin/zpool", "/usr/sbin/zpool")
 	add("chroot", "/usr/sbin/chroot", "/sbin/chroot")
-	add("nvmetcli", "/usr/sbin/nvmetcli", "/sbin/nvmetcli")
+	add("nvmetcli", "/usr/sbin/nvmetcli", "/sbin/nvmetcli", "/usr/bin/nvmetcli", "/bin/nvmetcli")
 	add("sh", "/bin/sh", "/usr/bin/sh", "/bin/dash", "/usr/bin/dash")
 	for _, name := range []string{"sudo", "targetcli", "bash", "echo", "cat", "true", "false", "uname", "whoami", "id",
 		"test", "[", "chmod", "chown", "touch", "mkdir", "sleep", "setfacl", "nfs4_setfacl"} {
@@ -135,28 +134,27 @@ func (s *Server) resolve(name string) (prog, file string, ok bool) {
 
 // runProgram applies the faults for name, then runs it.
 func (s *Server) runProgram(p *proc, name string, argv []string) int {
+	if st, failed := s.applyFaults(p, name); failed {
+		return st
+	}
+	return lookupProgram(name)(p, argv)
+}
+
+// applyFaults sleeps for the command's latency, then decides whether it
+// fails instead of running (status, true).
+func (s *Server) applyFaults(p *proc, name string) (int, bool) {
 	if d := s.faults.delay(name); d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-p.ctx.Done():
 			t.Stop()
-			return 130
+			return 130, true
 		}
 	}
 	if s.faults.fail(name) {
 		fmt.Fprintln(p.std.err, "injected fault")
-		return 1
+		return 1, true
 	}
-	return lookupProgram(name)(p, argv)
-}
-
-// knownPaths lists the table's paths (for tests and docs).
-func (s *Server) knownPaths() []string {
-	out := make([]string, 0, len(s.paths))
-	for p := range s.paths {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
+	return 0, false
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -88,6 +89,8 @@ type Server struct {
 	faults *Faults
 	stats  counters
 	rec    recorder
+
+	connIDs atomic.Uint64 // numbers connections from 1
 
 	ctx    context.Context
 	cancel context.CancelFunc

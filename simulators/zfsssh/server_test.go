@@ -3,6 +3,7 @@ package zfsssh
 import (
 	"bufio"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -214,10 +215,10 @@ func TestInteractiveShell(t *testing.T) {
 			t.Fatal(err)
 		}
 		readUntil(t, out, "$ ")
-		in.Write([]byte("echo 'one\r"))          // an open quote asks for more
-		readUntil(t, out, "> ")                  // PS2
-		in.Write([]byte("two'\r"))               // ...
-		got := readUntil(t, out, "$ ")           // the output, then the prompt again
+		in.Write([]byte("echo 'one\r"))           // an open quote asks for more
+		readUntil(t, out, "> ")                   // PS2
+		in.Write([]byte("two'\r"))                // ...
+		got := readUntil(t, out, "$ ")            // the output, then the prompt again
 		if !strings.Contains(got, "one\r\ntwo") { // echo of input plus the command's output
 			t.Fatalf("output %q lacks the two-line argument", got)
 		}
@@ -323,5 +324,38 @@ func TestChannelRequestsRefused(t *testing.T) {
 	}
 	if _, _, err := c.OpenChannel("direct-tcpip", nil); err == nil {
 		t.Fatal("direct-tcpip channel accepted")
+	}
+}
+
+func TestServeReturnsAfterClose(t *testing.T) {
+	srv, err := New(Options{Host: newFakeHost(t), Users: defaultUsers()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	for srv.Addr() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if srv.Addr().String() != l.Addr().String() {
+		t.Fatalf("Addr = %v, want %v", srv.Addr(), l.Addr())
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrServerClosed) {
+			t.Fatalf("Serve = %v, want ErrServerClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after Close")
+	}
+	if _, err := srv.Start("127.0.0.1:0"); err == nil {
+		t.Fatal("Start after Close succeeded")
 	}
 }

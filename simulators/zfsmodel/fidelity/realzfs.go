@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Tools names the real zfs and zpool binaries.
@@ -88,9 +89,15 @@ func CreatePool(tools Tools, name, dir string, size int64, mountpoint string) (*
 	return &RealPool{Name: name, Mountpoint: mountpoint, tools: tools}, nil
 }
 
-// Destroy destroys the pool (its filesystems are unmounted by zpool).
+// Destroy destroys the pool; zpool unmounts its filesystems. zfs-fuse
+// refuses "zpool destroy -f" with "pool is busy" where the plain form
+// works, and a pool may stay busy for a moment after its last command.
 func (p *RealPool) Destroy() error {
-	out, err := exec.Command(p.tools.Zpool, "destroy", "-f", p.Name).CombinedOutput()
+	out, err := exec.Command(p.tools.Zpool, "destroy", p.Name).CombinedOutput()
+	for i := 0; i < busyRetries && err != nil && strings.Contains(string(out), busy); i++ {
+		time.Sleep(busyPause)
+		out, err = exec.Command(p.tools.Zpool, "destroy", p.Name).CombinedOutput()
+	}
 	if err != nil {
 		return fmt.Errorf("zpool destroy %s: %v: %s", p.Name, err, strings.TrimSpace(string(out)))
 	}
