@@ -96,6 +96,49 @@ func getopt(args []string, spec string) ([]opt, []string) {
 	return opts, operands
 }
 
+// badOpt reports an option error as zfs does and prints the usage.
+func (c *cli) badOpt(o opt) int {
+	if o.c == ':' {
+		c.errorf("missing argument for '%c' option\n", o.bad)
+	} else {
+		c.errorf("invalid option '%c'\n", o.bad)
+	}
+	return c.usage()
+}
+
+// operands checks that there is exactly one operand per name in missing
+// ("missing <name> argument" names the first absent one).
+func (c *cli) operands(ops []string, missing ...string) (int, bool) {
+	if len(ops) < len(missing) {
+		c.errorf("missing %s argument\n", missing[len(ops)])
+		return c.usage(), false
+	}
+	if len(ops) > len(missing) {
+		c.errorf("too many arguments\n")
+		return c.usage(), false
+	}
+	return 0, true
+}
+
+// forUsage orders a property table as usage lists it: read-only
+// properties first, then by name; hidden ones are left out.
+func forUsage(table []*propDesc) []*propDesc {
+	var props []*propDesc
+	for _, p := range table {
+		if p.visible {
+			props = append(props, p)
+		}
+	}
+	sort.SliceStable(props, func(i, j int) bool {
+		ri, rj := props[i].attr == attrReadonly, props[j].attr == attrReadonly
+		if ri != rj {
+			return ri
+		}
+		return props[i].name < props[j].name
+	})
+	return props
+}
+
 // usage prints the current command's usage to stderr: exit status 2.
 func (c *cli) usage() int {
 	c.out.Flush()
@@ -145,19 +188,7 @@ func commandUsage(table []usageEntry, name string) string {
 func writePropertyTable(w io.Writer) {
 	fmt.Fprint(w, "\nThe following properties are supported:\n")
 	fmt.Fprintf(w, "\n\t%-14s %s  %s   %s\n\n", "PROPERTY", "EDIT", "INHERIT", "VALUES")
-	var props []*propDesc
-	for _, p := range propTable {
-		if p.visible {
-			props = append(props, p)
-		}
-	}
-	sort.SliceStable(props, func(i, j int) bool {
-		ri, rj := props[i].attr == attrReadonly, props[j].attr == attrReadonly
-		if ri != rj {
-			return ri
-		}
-		return props[i].name < props[j].name
-	})
+	props := forUsage(propTable)
 	for _, p := range props {
 		edit, inherit := "YES    ", "   NO   "
 		if p.readonly() {
@@ -257,13 +288,7 @@ func (c *cli) zfsMain(args []string) int {
 	return c.usage()
 }
 
-func (c *cli) zfsVersion(args []string) int {
-	if _, ops := getopt(args, ""); len(ops) > 0 || len(args) > 0 {
-		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
-			c.errorf("invalid option '%c'\n", args[0][1])
-		}
-		return c.usage()
-	}
+func (c *cli) zfsVersion([]string) int { // arguments are ignored, as by zfs
 	fmt.Fprint(c.out, "zfs-2.2.7-1\nzfs-kmod-2.2.7-1\n")
 	return 0
 }

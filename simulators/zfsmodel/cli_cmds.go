@@ -55,8 +55,7 @@ func (c *cli) zfsCreate(args []string) int {
 			c.errorf("missing size argument\n")
 			return c.usage()
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	if (bflag || co.Sparse) && typ != Volume {
@@ -67,13 +66,8 @@ func (c *cli) zfsCreate(args []string) int {
 		c.errorf("'-u' can only be used when creating a filesystem\n")
 		return c.usage()
 	}
-	if len(ops) == 0 {
-		c.errorf("missing %s argument\n", typ)
-		return c.usage()
-	}
-	if len(ops) > 1 {
-		c.errorf("too many arguments\n")
-		return c.usage()
+	if code, ok := c.operands(ops, typ.String()); !ok {
+		return code
 	}
 	name := ops[0]
 	if typ == Volume {
@@ -166,17 +160,11 @@ func (c *cli) zfsDestroy(args []string) int {
 		case 'R':
 			do.Recursive, do.Dependents = true, true
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
-	if len(ops) == 0 {
-		c.errorf("missing dataset argument\n")
-		return c.usage()
-	}
-	if len(ops) > 1 {
-		c.errorf("too many arguments\n")
-		return c.usage()
+	if code, ok := c.operands(ops, "dataset"); !ok {
+		return code
 	}
 	if strings.Contains(ops[0], "#") {
 		c.errorf("bookmark '%s' does not exist.\n", ops[0])
@@ -226,8 +214,7 @@ func (c *cli) zfsSnapshot(args []string) int {
 		case 'r':
 			recursive = true
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	if len(ops) == 0 {
@@ -265,17 +252,11 @@ func (c *cli) zfsRollback(args []string) int {
 		case 'f':
 			ro.Force = true
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
-	if len(ops) == 0 {
-		c.errorf("missing dataset argument\n")
-		return c.usage()
-	}
-	if len(ops) > 1 {
-		c.errorf("too many arguments\n")
-		return c.usage()
+	if code, ok := c.operands(ops, "dataset"); !ok {
+		return code
 	}
 	if err := c.m.Rollback(ops[0], ro); err != nil {
 		return c.fail(err)
@@ -297,20 +278,11 @@ func (c *cli) zfsClone(args []string) int {
 		case 'p':
 			parents = true
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
-	switch {
-	case len(ops) < 1:
-		c.errorf("missing source dataset argument\n")
-		return c.usage()
-	case len(ops) < 2:
-		c.errorf("missing target dataset argument\n")
-		return c.usage()
-	case len(ops) > 2:
-		c.errorf("too many arguments\n")
-		return c.usage()
+	if code, ok := c.operands(ops, "source dataset", "target dataset"); !ok {
+		return code
 	}
 	if err := c.m.clone(ops[0], ops[1], props, parents); err != nil {
 		return c.fail(err)
@@ -319,7 +291,7 @@ func (c *cli) zfsClone(args []string) int {
 }
 
 func (c *cli) zfsPromote(args []string) int {
-	if len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
+	if len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		c.errorf("invalid option '%c'\n", args[0][1])
 		return c.usage()
 	}
@@ -351,20 +323,13 @@ func (c *cli) zfsRename(args []string) int {
 		case 'f':
 			ro.Force = true
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
+	if code, ok := c.operands(ops, "source dataset", "target dataset"); !ok {
+		return code
+	}
 	switch {
-	case len(ops) < 1:
-		c.errorf("missing source dataset argument\n")
-		return c.usage()
-	case len(ops) < 2:
-		c.errorf("missing target dataset argument\n")
-		return c.usage()
-	case len(ops) > 2:
-		c.errorf("too many arguments\n")
-		return c.usage()
 	case ro.Recursive && ro.Parents:
 		c.errorf("-p and -r options are mutually exclusive\n")
 		return c.usage()
@@ -385,8 +350,7 @@ func (c *cli) zfsSet(args []string) int {
 	opts, ops := getopt(args, "u")
 	for _, o := range opts {
 		if o.c != 'u' {
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	if len(ops) < 1 {
@@ -443,8 +407,7 @@ func (c *cli) zfsInherit(args []string) int {
 		case 'S':
 			received = true
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	if len(ops) < 1 {
@@ -496,12 +459,8 @@ func (c *cli) zfsMount(args []string) int {
 		switch o.c {
 		case 'a':
 			all = true
-		case ':':
-			c.errorf("missing argument for '%c' option\n", o.bad)
-			return c.usage()
-		case '?':
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+		case ':', '?':
+			return c.badOpt(o)
 		}
 	}
 	if err := c.m.beginRead(); err != nil {
@@ -574,8 +533,7 @@ func (c *cli) zfsUpgrade(args []string) int {
 	opts, ops := getopt(args, "rvV:a")
 	for _, o := range opts {
 		if o.c == '?' {
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	if len(ops) == 0 && len(opts) == 0 {

@@ -156,18 +156,32 @@ func parseTypes(arg string) (Type, string, bool) {
 	return t, "", true
 }
 
-// parseDepth is parse_depth; ok=false after printing the complaint.
-func (c *cli) parseDepth(arg string) (int, bool) {
-	n, err := strconv.ParseInt(arg, 0, 32)
-	if err != nil {
-		c.errorf("%s is not an integer\n", arg)
-		return 0, false
+// iterOpt applies -d (parse_depth), -r and -t, which zfs list and zfs get
+// share; false after printing the complaint.
+func (c *cli) iterOpt(o opt, it *iterSpec) bool {
+	switch o.c {
+	case 'd':
+		n, err := strconv.ParseInt(o.arg, 0, 32)
+		if err != nil {
+			c.errorf("%s is not an integer\n", o.arg)
+			return false
+		}
+		if n < 0 {
+			c.errorf("Depth can not be negative.\n")
+			return false
+		}
+		it.depth, it.limited, it.recurse = int(n), true, true
+	case 'r':
+		it.recurse = true
+	case 't':
+		t, bad, ok := parseTypes(o.arg)
+		if !ok {
+			c.errorf("invalid type '%s'\n", bad)
+			return false
+		}
+		it.types = t
 	}
-	if n < 0 {
-		c.errorf("Depth can not be negative.\n")
-		return 0, false
-	}
-	return int(n), true
+	return true
 }
 
 type sortCol struct {
@@ -189,14 +203,13 @@ func (c *cli) zfsList(args []string) int {
 			fields = o.arg
 		case 'p':
 			literal = true
-		case 'd':
-			n, ok := c.parseDepth(o.arg)
-			if !ok {
+		case 'd', 'r', 't':
+			if !c.iterOpt(o, &it) {
 				return c.usage()
 			}
-			it.depth, it.limited, it.recurse = n, true, true
-		case 'r':
-			it.recurse = true
+			if o.c == 't' {
+				typesGiven, listSnaps = true, false
+			}
 		case 'H':
 			scripted = true
 		case 's', 'S':
@@ -206,16 +219,8 @@ func (c *cli) zfsList(args []string) int {
 				return c.usage()
 			}
 			sorts = append(sorts, sortCol{prop: p, user: o.arg, reverse: o.c == 'S'})
-		case 't':
-			t, bad, ok := parseTypes(o.arg)
-			if !ok {
-				c.errorf("invalid type '%s'\n", bad)
-				return c.usage()
-			}
-			it.types, typesGiven, listSnaps = t, true, false
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	if fields == "space" && !typesGiven {
@@ -279,32 +284,35 @@ func (c *cli) measure(ds []*dataset, space bool) {
 }
 
 func (c *cli) listHeader(cols []*column) {
-	var b strings.Builder
+	cells := make([]string, len(cols))
+	right := make([]bool, len(cols))
 	for i, col := range cols {
-		if i > 0 {
-			b.WriteString("  ")
-		}
-		header := strings.ToUpper(col.user)
-		right := false
+		cells[i] = strings.ToUpper(col.user)
 		if col.prop != nil {
-			header, right = col.prop.colname, col.prop.right
-		}
-		switch {
-		case i == len(cols)-1 && !right:
-			b.WriteString(header)
-		case right:
-			fmt.Fprintf(&b, "%*s", col.width, header)
-		default:
-			fmt.Fprintf(&b, "%-*s", col.width, header)
+			cells[i], right[i] = col.prop.colname, col.prop.right
 		}
 	}
-	b.WriteString("\n")
-	c.out.WriteString(b.String())
+	c.writeRow(cells, cols, right, false)
 }
 
 func (c *cli) listRow(d *dataset, cols []*column, literal, scripted bool) {
-	var b strings.Builder
+	cells := make([]string, len(cols))
+	right := make([]bool, len(cols))
 	for i, col := range cols {
+		cells[i] = "-"
+		if pv, ok := c.value(d, col, literal); ok {
+			cells[i] = pv.Value
+		}
+		right[i] = col.prop != nil && col.prop.right || isUserquotaProp(col.user) || isWrittenProp(col.user)
+	}
+	c.writeRow(cells, cols, right, scripted)
+}
+
+// writeRow prints one line of zfs list or zpool list: two spaces between
+// padded columns (the last left-aligned one unpadded), or tabs with -H.
+func (c *cli) writeRow(cells []string, cols []*column, right []bool, scripted bool) {
+	var b strings.Builder
+	for i, s := range cells {
 		if i > 0 {
 			if scripted {
 				b.WriteByte('\t')
@@ -312,21 +320,13 @@ func (c *cli) listRow(d *dataset, cols []*column, literal, scripted bool) {
 				b.WriteString("  ")
 			}
 		}
-		s := "-"
-		if pv, ok := c.value(d, col, literal); ok {
-			s = pv.Value
-		}
-		right := col.prop != nil && col.prop.right
-		if isUserquotaProp(col.user) || isWrittenProp(col.user) {
-			right = true
-		}
 		switch {
-		case scripted || i == len(cols)-1 && !right:
+		case scripted || i == len(cells)-1 && !right[i]:
 			b.WriteString(s)
-		case right:
-			fmt.Fprintf(&b, "%*s", col.width, s)
+		case right[i]:
+			fmt.Fprintf(&b, "%*s", cols[i].width, s)
 		default:
-			fmt.Fprintf(&b, "%-*s", col.width, s)
+			fmt.Fprintf(&b, "%-*s", cols[i].width, s)
 		}
 	}
 	b.WriteString("\n")
@@ -395,223 +395,4 @@ func (c *cli) numValue(d *dataset, p *propDesc) uint64 {
 	}
 	n, _ := strconv.ParseUint(pv.Value, 10, 64)
 	return n
-}
-
-// get columns (GET_COL_*).
-const (
-	colNone = iota
-	colName
-	colProperty
-	colValue
-	colReceived
-	colSource
-)
-
-func (c *cli) zfsGet(args []string) int {
-	opts, ops := getopt(args, ":d:o:s:rt:Hp")
-	columns := []int{colName, colProperty, colValue, colSource}
-	sources := sourceAll
-	it := iterSpec{types: AnyType, pathArgs: true}
-	literal, scripted, received := false, false, false
-	for _, o := range opts {
-		switch o.c {
-		case 'p':
-			literal = true
-		case 'd':
-			n, ok := c.parseDepth(o.arg)
-			if !ok {
-				return c.usage()
-			}
-			it.depth, it.limited, it.recurse = n, true, true
-		case 'r':
-			it.recurse = true
-		case 'H':
-			scripted = true
-		case ':':
-			c.errorf("missing argument for '%c' option\n", o.bad)
-			return c.usage()
-		case 'o':
-			columns = columns[:0:0]
-			for _, tok := range strings.Split(o.arg, ",") {
-				if len(columns) == 5 {
-					c.errorf("too many fields given to -o option\n")
-					return c.usage()
-				}
-				col := map[string]int{"name": colName, "property": colProperty, "value": colValue,
-					"received": colReceived, "source": colSource, "all": -1}[tok]
-				switch col {
-				case 0:
-					c.errorf("invalid column name '%s'\n", tok)
-					return c.usage()
-				case -1:
-					if len(columns) > 0 {
-						c.errorf("\"all\" conflicts with specific fields given to -o option\n")
-						return c.usage()
-					}
-					columns = []int{colName, colProperty, colValue, colReceived, colSource}
-					received = true
-				default:
-					columns = append(columns, col)
-					if col == colReceived {
-						received = true
-					}
-				}
-			}
-		case 's':
-			sources = 0
-			for _, tok := range strings.Split(o.arg, ",") {
-				s, ok := map[string]Source{"local": SourceLocal, "default": SourceDefault, "inherited": SourceInherited,
-					"received": SourceReceived, "temporary": SourceTemporary, "none": SourceNone}[tok]
-				if !ok {
-					c.errorf("invalid source '%s'\n", tok)
-					return c.usage()
-				}
-				sources |= s
-			}
-		case 't':
-			t, bad, ok := parseTypes(o.arg)
-			if !ok {
-				c.errorf("invalid type '%s'\n", bad)
-				return c.usage()
-			}
-			it.types = t
-		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
-		}
-	}
-	if len(ops) < 1 {
-		c.errorf("missing property argument\n")
-		return c.usage()
-	}
-	it.includeSnaps = it.types&Snapshot != 0
-	if it.types == Snapshot && len(ops) > 1 && !it.recurse {
-		it.recurse, it.limited, it.depth = true, true, 1
-	}
-	cols, err := propList(ops[0])
-	if err != nil {
-		c.errorf("%s\n", err)
-		return c.usage()
-	}
-	if cols == nil {
-		cols = expandAll()
-	} else {
-		p := propByName["name"]
-		cols = append([]*column{{prop: p, width: 4}}, cols...)
-	}
-	if err := c.m.beginRead(); err != nil {
-		return c.fail(err)
-	}
-	defer c.m.mu.RUnlock()
-	ds, collectErr := c.m.collect(ops[1:], it)
-	if collectErr != nil {
-		c.errorf("%s\n", collectErr)
-	}
-	c.measure(ds, needsSpace(cols))
-	c.m.spaceMu.Lock()
-	defer c.m.spaceMu.Unlock()
-	for _, d := range ds {
-		cols = c.expand(d, cols, literal, received)
-	}
-	g := &getPrinter{c: c, columns: columns, scripted: scripted}
-	g.widths(cols)
-	for _, d := range ds {
-		for _, col := range cols[1:] {
-			pv, ok := c.value(d, col, literal)
-			if !ok {
-				if col.all {
-					continue
-				}
-				pv = PropValue{Value: "-", Source: SourceNone, Received: pv.Received}
-				if pv.Received == "" {
-					pv.Received = "-"
-				}
-			}
-			if pv.Source&sources == 0 {
-				continue
-			}
-			g.row(d.full, col.name(), pv)
-		}
-	}
-	if collectErr != nil {
-		return 1
-	}
-	return 0
-}
-
-// getPrinter prints zfs get / zpool get rows (zprop_print_one_property).
-type getPrinter struct {
-	c        *cli
-	columns  []int
-	scripted bool
-	w        [6]int
-	started  bool
-}
-
-// widths is zprop_print_headers' width computation.
-func (g *getPrinter) widths(cols []*column) {
-	g.w[colName], g.w[colProperty], g.w[colValue], g.w[colReceived], g.w[colSource] = 4, 8, 5, 8, 6
-	for i, col := range cols {
-		if len(col.name()) > g.w[colProperty] && !(i == 0 && col.prop != nil && col.prop.name == "name") {
-			g.w[colProperty] = len(col.name())
-		}
-		if i > 0 && col.width > g.w[colValue] {
-			g.w[colValue] = col.width
-		}
-		if i > 0 && col.recvdWidth > g.w[colReceived] {
-			g.w[colReceived] = col.recvdWidth
-		}
-		if col.prop != nil && col.prop.name == "name" && col.width > g.w[colName] {
-			g.w[colName] = col.width
-			g.w[colSource] = col.width + len("inherited from")
-		}
-	}
-}
-
-func (g *getPrinter) line(cells []string) {
-	var b strings.Builder
-	for i, s := range cells {
-		last := i == len(cells)-1
-		switch {
-		case last:
-			b.WriteString(s)
-		case g.scripted:
-			b.WriteString(s + "\t")
-		default:
-			fmt.Fprintf(&b, "%-*s  ", g.w[g.columns[i]], s)
-		}
-	}
-	b.WriteString("\n")
-	g.c.out.WriteString(b.String())
-}
-
-func (g *getPrinter) row(name, prop string, pv PropValue) {
-	if !g.started {
-		g.started = true
-		if !g.scripted {
-			titles := map[int]string{colName: "NAME", colProperty: "PROPERTY", colValue: "VALUE",
-				colReceived: "RECEIVED", colSource: "SOURCE"}
-			cells := make([]string, len(g.columns))
-			for i, col := range g.columns {
-				cells[i] = titles[col]
-			}
-			g.line(cells)
-		}
-	}
-	cells := make([]string, len(g.columns))
-	for i, col := range g.columns {
-		switch col {
-		case colName:
-			cells[i] = name
-		case colProperty:
-			cells[i] = prop
-		case colValue:
-			cells[i] = pv.Value
-		case colReceived:
-			cells[i] = pv.Received
-		case colSource:
-			cells[i] = pv.SourceString()
-		}
-	}
-	g.line(cells)
 }

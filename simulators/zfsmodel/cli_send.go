@@ -26,21 +26,12 @@ func (c *cli) zfsSend(args []string) int {
 			c.errorf("cannot resume send: resumable streams are not modelled by the simulator\n")
 			return 1
 		case 's', 'D', 'V', 'L', 'e', 'h', 'c', 'w', 'b', 'd', 'S', 'X':
-		case ':':
-			c.errorf("missing argument for '%c' option\n", o.bad)
-			return c.usage()
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
-	if len(ops) < 1 {
-		c.errorf("missing snapshot argument\n")
-		return c.usage()
-	}
-	if len(ops) > 1 {
-		c.errorf("too many arguments\n")
-		return c.usage()
+	if code, ok := c.operands(ops, "snapshot"); !ok {
+		return code
 	}
 	if so.From != "" && !strings.ContainsAny(so.From, "@#") && !so.Replicate && !so.Intermediates {
 		c.errorf("Warning: incremental source didn't specify type, assuming snapshot. Use '@' or '#' prefix to avoid ambiguity.\n")
@@ -103,31 +94,16 @@ func (c *cli) zfsReceive(args []string) int {
 		case 'A':
 			abort = true
 		case 'h', 'M', 's', 'c':
-		case ':':
-			c.errorf("missing argument for '%c' option\n", o.bad)
-			return c.usage()
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
-	if len(ops) < 1 {
-		c.errorf("missing snapshot argument\n")
-		return c.usage()
-	}
-	if len(ops) > 1 {
-		c.errorf("too many arguments\n")
-		return c.usage()
+	if code, ok := c.operands(ops, "snapshot"); !ok {
+		return code
 	}
 	if abort {
 		c.errorf("'%s' does not have any resumable receive state to abort\n", ops[0])
 		return 1
-	}
-	for _, p := range props {
-		if lookupProp(p.name) == nil && !isUserProp(p.name) {
-			c.errorf("cannot receive: invalid property '%s'\n", p.name)
-			return 1
-		}
 	}
 	if err := c.m.Receive(c.in, ops[0], ro); err != nil {
 		return c.fail(err)

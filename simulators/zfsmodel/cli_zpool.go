@@ -11,121 +11,6 @@ import (
 // zpool list, get, set, status and version for the model's pools. A pool
 // has one virtual vdev; its size is PoolSpec.Size and its health ONLINE.
 
-// poolProps are the pool properties of OpenZFS 2.2 in zpool_prop_t order.
-var poolProps = []*propDesc{
-	hidden(noDef(str("name", "NAME", attrReadonly, 0, "", ""))),
-	num("size", "SIZE", attrReadonly, 0, "", "<size>"),
-	num("capacity", "CAP", attrReadonly, 0, "", "<size>"),
-	noDef(str("altroot", "ALTROOT", attrDefault, 0, "", "<path>")),
-	num("health", "HEALTH", attrReadonly, 0, "", "<state>"),
-	flex(num("guid", "GUID", attrReadonly, 0, "", "<guid>")),
-	num("version", "VERSION", attrDefault, 0, "5000", "<version>"),
-	noDef(str("bootfs", "BOOTFS", attrDefault, 0, "", "<filesystem>")),
-	index("delegation", "DELEGATION", attrDefault, 0, "on", "on | off", boolTable),
-	index("autoreplace", "REPLACE", attrDefault, 0, "off", "on | off", boolTable),
-	noDef(str("cachefile", "CACHEFILE", attrDefault, 0, "", "<file> | none")),
-	index("failmode", "FAILMODE", attrDefault, 0, "wait", "wait | continue | panic", idx("wait", "continue", "panic")),
-	index("listsnapshots", "LISTSNAPS", attrDefault, 0, "off", "on | off", boolTable),
-	index("autoexpand", "EXPAND", attrDefault, 0, "off", "on | off", boolTable),
-	num("dedupratio", "DEDUP", attrReadonly, 0, "", "<1.00x or higher if deduped>"),
-	num("free", "FREE", attrReadonly, 0, "", "<size>"),
-	num("allocated", "ALLOC", attrReadonly, 0, "", "<size>"),
-	index("readonly", "RDONLY", attrDefault, 0, "off", "on | off", boolTable),
-	num("ashift", "ASHIFT", attrDefault, 0, "0", "<ashift, 9-16, or 0=default>"),
-	noDef(str("comment", "COMMENT", attrDefault, 0, "", "<comment-string>")),
-	num("expandsize", "EXPANDSZ", attrReadonly, 0, "", "<size>"),
-	num("freeing", "FREEING", attrReadonly, 0, "", "<size>"),
-	num("fragmentation", "FRAG", attrReadonly, 0, "", "<percent>"),
-	num("leaked", "LEAKED", attrReadonly, 0, "", "<size>"),
-	index("multihost", "MULTIHOST", attrDefault, 0, "off", "on | off", boolTable),
-	num("checkpoint", "CKPOINT", attrReadonly, 0, "", "<size>"),
-	flex(num("load_guid", "LOAD_GUID", attrReadonly, 0, "", "<load_guid>")),
-	index("autotrim", "AUTOTRIM", attrDefault, 0, "off", "on | off", boolTable),
-	str("compatibility", "COMPATIBILITY", attrDefault, 0, "off", "<file[,file...]> | off | legacy"),
-	num("bcloneused", "BCLONE_USED", attrReadonly, 0, "", "<size>"),
-	num("bclonesaved", "BCLONE_SAVED", attrReadonly, 0, "", "<size>"),
-	num("bcloneratio", "BCLONE_RATIO", attrReadonly, 0, "", "<1.00x or higher if cloned>"),
-}
-
-var poolPropByName = func() map[string]*propDesc {
-	m := map[string]*propDesc{}
-	for _, p := range poolProps {
-		m[p.name] = p
-	}
-	for _, p := range poolProps {
-		if c := strings.ToLower(p.colname); m[c] == nil {
-			m[c] = p
-		}
-	}
-	return m
-}()
-
-// poolWidth is zprop_width for pool properties ('health' is 8 wide).
-func poolWidth(p *propDesc) int {
-	if p.name == "health" {
-		return 8
-	}
-	return p.width()
-}
-
-// poolProp formats one pool property (zpool_get_prop).
-func (m *Model) poolProp(p *pool, d *propDesc, literal bool) PropValue {
-	pv := PropValue{Source: SourceNone, Received: "-"}
-	alloc := min64(m.poolAlloc(p), p.size) // files written behind the model's back may overshoot
-	size := func(n int64) string {
-		if literal {
-			return strconv.FormatInt(n, 10)
-		}
-		return niceNum(uint64(max64(n, 0)), false)
-	}
-	switch d.name {
-	case "name":
-		pv.Value = p.name
-	case "size":
-		pv.Value = size(p.size)
-	case "allocated":
-		pv.Value = size(alloc)
-	case "free":
-		pv.Value = size(p.size - alloc)
-	case "capacity":
-		pv.Value = strconv.FormatInt(alloc*100/p.size, 10)
-		if !literal {
-			pv.Value += "%"
-		}
-	case "health":
-		pv.Value = "ONLINE"
-	case "guid":
-		pv.Value = strconv.FormatUint(p.guid, 10)
-	case "load_guid":
-		pv.Value = strconv.FormatUint(p.guid^0x5a5a5a5a5a5a5a5a, 10)
-	case "dedupratio", "bcloneratio":
-		pv.Value = ratio(100, literal)
-	case "expandsize", "checkpoint":
-		pv.Value = "-"
-	case "fragmentation":
-		pv.Value = "0"
-		if !literal {
-			pv.Value += "%"
-		}
-	case "freeing", "leaked", "bcloneused", "bclonesaved":
-		pv.Value = size(0)
-	default:
-		v, ok := p.props[d.name]
-		pv.Source = SourceLocal
-		if !ok {
-			v, pv.Source = d.def, SourceDefault
-			if d.noDef {
-				v = "-"
-			}
-		}
-		if d.name == "version" && v == "5000" {
-			v = "-"
-		}
-		pv.Value = v
-	}
-	return pv
-}
-
 // Zpool runs a zpool(8) command line (args exclude the program name) and
 // returns its exit status.
 func (m *Model) Zpool(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -193,19 +78,7 @@ func (c *cli) writeZpoolUsage(w io.Writer) {
 	}
 	fmt.Fprint(w, "\nthe following properties are supported:\n")
 	fmt.Fprintf(w, "\n\t%-19s  %s   %s\n\n", "PROPERTY", "EDIT", "VALUES")
-	var props []*propDesc
-	for _, p := range poolProps {
-		if p.visible {
-			props = append(props, p)
-		}
-	}
-	sort.SliceStable(props, func(i, j int) bool {
-		ri, rj := props[i].attr == attrReadonly, props[j].attr == attrReadonly
-		if ri != rj {
-			return ri
-		}
-		return props[i].name < props[j].name
-	})
+	props := forUsage(poolProps)
 	for _, p := range props {
 		edit := " YES   "
 		if p.readonly() {
@@ -284,12 +157,8 @@ func (c *cli) zpoolList(args []string) int {
 		case 'p':
 			literal = true
 		case 'g', 'L', 'P', 'T', 'v':
-		case ':':
-			c.errorf("missing argument for '%c' option\n", o.bad)
-			return c.usage()
 		default:
-			c.errorf("invalid option '%c'\n", o.bad)
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	for len(ops) > 0 { // a trailing [interval [count]]: list once
@@ -311,6 +180,29 @@ func (c *cli) zpoolList(args []string) int {
 	c.m.freshen()
 	c.m.spaceMu.Lock()
 	defer c.m.spaceMu.Unlock()
+	c.expandPools(pools, cols, literal)
+	if len(pools) > 0 && !scripted {
+		c.listHeader(cols)
+	}
+	for _, p := range pools {
+		cells := make([]string, len(cols))
+		right := make([]bool, len(cols))
+		for i, col := range cols {
+			cells[i], right[i] = c.m.poolProp(p, col.prop, literal).Value, col.prop.right
+		}
+		c.writeRow(cells, cols, right, scripted)
+	}
+	if len(ops) == 0 && !scripted && len(pools) == 0 {
+		fmt.Fprint(c.out, "no pools available\n")
+	}
+	if !ok {
+		return 1
+	}
+	return 0
+}
+
+// expandPools widens flexible columns to the pools' values (all columns with -p).
+func (c *cli) expandPools(pools []*pool, cols []*column, literal bool) {
 	for _, p := range pools {
 		for _, col := range cols {
 			if col.fixed && !literal {
@@ -321,39 +213,6 @@ func (c *cli) zpoolList(args []string) int {
 			}
 		}
 	}
-	if len(pools) > 0 && !scripted {
-		c.listHeader(cols)
-	}
-	for _, p := range pools {
-		var b strings.Builder
-		for i, col := range cols {
-			if i > 0 {
-				if scripted {
-					b.WriteByte('\t')
-				} else {
-					b.WriteString("  ")
-				}
-			}
-			s := c.m.poolProp(p, col.prop, literal).Value
-			switch {
-			case scripted || i == len(cols)-1 && !col.prop.right:
-				b.WriteString(s)
-			case col.prop.right:
-				fmt.Fprintf(&b, "%*s", col.width, s)
-			default:
-				fmt.Fprintf(&b, "%-*s", col.width, s)
-			}
-		}
-		b.WriteString("\n")
-		c.out.WriteString(b.String())
-	}
-	if len(ops) == 0 && !scripted && len(pools) == 0 {
-		fmt.Fprint(c.out, "no pools available\n")
-	}
-	if !ok {
-		return 1
-	}
-	return 0
 }
 
 func (c *cli) zpoolGet(args []string) int {
@@ -390,12 +249,7 @@ func (c *cli) zpoolGet(args []string) int {
 				}
 			}
 		default:
-			if o.c == ':' {
-				c.errorf("missing argument for '%c' option\n", o.bad)
-			} else {
-				c.errorf("invalid option '%c'\n", o.bad)
-			}
-			return c.usage()
+			return c.badOpt(o)
 		}
 	}
 	if len(ops) < 1 {
@@ -425,16 +279,7 @@ func (c *cli) zpoolGet(args []string) int {
 	c.m.freshen()
 	c.m.spaceMu.Lock()
 	defer c.m.spaceMu.Unlock()
-	for _, p := range pools {
-		for _, col := range cols {
-			if col.fixed && !literal {
-				continue
-			}
-			if v := c.m.poolProp(p, col.prop, literal).Value; len(v) > col.width {
-				col.width = len(v)
-			}
-		}
-	}
+	c.expandPools(pools, cols, literal)
 	g := &getPrinter{c: c, columns: columns, scripted: scripted}
 	g.widths(cols)
 	for _, p := range pools {
@@ -446,7 +291,7 @@ func (c *cli) zpoolGet(args []string) int {
 }
 
 func (c *cli) zpoolSet(args []string) int {
-	if len(args) > 0 && strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		c.errorf("invalid option '%c'\n", args[0][1])
 		return c.usage()
 	}
@@ -471,39 +316,6 @@ func (c *cli) zpoolSet(args []string) int {
 		return c.fail(err)
 	}
 	return 0
-}
-
-// SetPoolProperty sets a settable pool property (zpool set).
-func (m *Model) SetPoolProperty(poolName, prop, value string) error {
-	if err := m.begin(); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	p := m.pools[poolName]
-	if p == nil {
-		return newErr(KindNotFound, "cannot open '%s': no such pool", poolName)
-	}
-	prefix := "cannot set property for '" + poolName + "'"
-	d := poolPropByName[prop]
-	switch {
-	case d == nil || !d.visible:
-		return newErr(KindInvalid, "%s: invalid property '%s'", prefix, prop)
-	case d.readonly():
-		return newErr(KindReadOnly, "%s: '%s' is readonly", prefix, prop)
-	case d.name == "version" || d.name == "ashift" || d.name == "altroot":
-		return newErr(KindNotSupported, "%s: '%s' is not modelled", prefix, prop)
-	case d.kind == kindIndex:
-		v, ok := d.indexValue(value)
-		if !ok {
-			return newErr(KindInvalid, "%s: '%s' must be one of '%s'", prefix, d.name, d.values)
-		}
-		value = v
-	}
-	if p.props == nil {
-		p.props = map[string]string{}
-	}
-	p.props[d.name] = value
-	return m.writePool(p)
 }
 
 func (c *cli) zpoolStatus(args []string) int {

@@ -92,7 +92,7 @@ func TestClonePromote(t *testing.T) {
 	// A conflicting snapshot name blocks the promote.
 	must(t, m, "zfs snapshot tank/c@s1")
 	r = sh(m, "zfs promote tank/c")
-	if r.code != 1 || r.stderr != "cannot promote 'tank/c': conflicting snapshot 's1' from parent 'tank/a'\n" {
+	if r.code != 1 || r.stderr != "cannot promote 'tank/c': conflicting snapshot 's1' from parent 'tank/a@s2'\n" {
 		t.Errorf("conflicting promote: %d %q", r.code, r.stderr)
 	}
 

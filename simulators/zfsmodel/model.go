@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -32,7 +31,8 @@ type Options struct {
 	RescanInterval time.Duration
 
 	// Defaults overrides native property defaults, e.g.
-	// {"compression": "off"} to match an OpenZFS 2.1 or zfs-fuse host.
+	// {"compression": "off"} to match an OpenZFS 2.1 or zfs-fuse host
+	// (volblocksize stays 16K).
 	Defaults map[string]string
 
 	// Now is the clock for creation times; time.Now when nil.
@@ -40,6 +40,10 @@ type Options struct {
 }
 
 // Model is the ZFS model. All methods are safe for concurrent use.
+//
+// mu guards the dataset tree (readers: listings; writers: mutations, which
+// release it while they copy data). spaceMu guards the space caches, which
+// readers update as they measure; it is taken after mu, never before.
 type Model struct {
 	mu       sync.RWMutex
 	dir      string
@@ -144,95 +148,6 @@ func (d *dataset) sortedClones() []*dataset {
 	return out
 }
 
-// Open loads the model from opts.StateDir, creating the pools of opts.Pools
-// that the state does not have yet.
-func Open(opts Options) (*Model, error) {
-	if opts.StateDir == "" {
-		return nil, fmt.Errorf("zfsmodel: Options.StateDir is required")
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	m := &Model{
-		dir: opts.StateDir, opts: opts,
-		pools: map[string]*pool{}, byName: map[string]*dataset{}, byGUID: map[uint64]*dataset{},
-		mounts: map[string]*dataset{}, pending: map[string]bool{}, defaults: map[string]string{},
-	}
-	for k, v := range opts.Defaults {
-		p := lookupProp(k)
-		if p == nil || p.readonly() && !p.setonce() {
-			return nil, fmt.Errorf("zfsmodel: Options.Defaults: %q is not a settable native property", k)
-		}
-		m.defaults[p.name] = v
-	}
-	for _, sub := range []string{"meta", "pools", "mnt", "zvols", "snaps", "trash"} {
-		if err := os.MkdirAll(filepath.Join(m.dir, sub), 0o755); err != nil {
-			return nil, fmt.Errorf("zfsmodel: %w", err)
-		}
-	}
-	if err := os.RemoveAll(filepath.Join(m.dir, "trash")); err != nil {
-		return nil, fmt.Errorf("zfsmodel: emptying trash: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Join(m.dir, "trash"), 0o755); err != nil {
-		return nil, fmt.Errorf("zfsmodel: %w", err)
-	}
-	if err := m.load(); err != nil {
-		return nil, err
-	}
-	for _, ps := range opts.Pools {
-		if aux := poolNameCheck(ps.Name); aux != "" {
-			return nil, fmt.Errorf("zfsmodel: pool %q: %s", ps.Name, aux)
-		}
-		if ps.Size <= 0 {
-			return nil, fmt.Errorf("zfsmodel: pool %q: size must be positive", ps.Name)
-		}
-		if p := m.pools[ps.Name]; p != nil {
-			if p.size != ps.Size { // a pool may be grown (or shrunk) between runs
-				p.size = ps.Size
-				if err := m.writePool(p); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		if err := m.createPool(ps); err != nil {
-			return nil, err
-		}
-	}
-	m.spaceMu.Lock()
-	m.rescanLocked()
-	m.spaceMu.Unlock()
-	for _, p := range m.pools {
-		m.remount(p.root)
-	}
-	if opts.RescanInterval >= 0 {
-		every := opts.RescanInterval
-		if every == 0 {
-			every = 2 * time.Second
-		}
-		m.stopScan, m.scanDone = make(chan struct{}), make(chan struct{})
-		go m.scanLoop(every, m.stopScan, m.scanDone)
-	}
-	return m, nil
-}
-
-// Close waits for in-flight data copies and closes the model. The state is
-// already on disk: every mutation is written when it happens.
-func (m *Model) Close() error {
-	m.mu.Lock()
-	already := m.closed
-	m.closed = true
-	m.mu.Unlock()
-	if !already && m.stopScan != nil {
-		close(m.stopScan)
-		<-m.scanDone
-	}
-	m.inflight.Wait()
-	return nil
-}
-
-var errClosed = newErr(KindIO, "zfsmodel: the model is closed")
-
 func (m *Model) now() int64 { return m.opts.Now().Unix() }
 
 func (m *Model) nextTXG() uint64 {
@@ -249,21 +164,6 @@ func (m *Model) newGUID() uint64 {
 			return g
 		}
 	}
-}
-
-func (m *Model) createPool(ps PoolSpec) error {
-	p := &pool{name: ps.Name, size: ps.Size, guid: m.newGUID(), creation: m.now()}
-	root := m.newDataset(ps.Name, Filesystem, nil, p)
-	p.root = root
-	if err := os.MkdirAll(m.fsDir(root), 0o755); err != nil {
-		return fmt.Errorf("zfsmodel: pool %s: %w", ps.Name, err)
-	}
-	if err := m.writePool(p); err != nil {
-		return err
-	}
-	m.pools[p.name] = p
-	m.index(root)
-	return m.writeRecord(root)
 }
 
 // newDataset makes an unlinked dataset record.

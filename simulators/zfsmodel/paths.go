@@ -60,8 +60,12 @@ func (m *Model) HostPath(p string) (string, bool) {
 	return filepath.Join(m.fsDir(d), filepath.FromSlash(rel)), true
 }
 
-// mountAt finds the filesystem mounted at the longest prefix of a clean path.
+// mountAt finds the filesystem mounted at the longest prefix of a clean
+// absolute path.
 func (m *Model) mountAt(clean string) (*dataset, string) {
+	if !strings.HasPrefix(clean, "/") {
+		return nil, ""
+	}
 	for cur := clean; ; cur = path.Dir(cur) {
 		if d := m.mounts[cur]; d != nil {
 			return d, strings.TrimPrefix(clean[len(cur):], "/")
@@ -88,14 +92,18 @@ func (m *Model) ZvolPath(dataset string) (string, bool) {
 
 // datasetForPath resolves a path argument (zfs list /tank/a) like
 // zfs_path_to_zhandle: the filesystem mounted where the path is.
-func (m *Model) datasetForPath(p string) (*dataset, error) {
+func (m *Model) datasetForPath(arg string) (*dataset, error) {
+	p := arg
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // the emulated commands run in "/"
+	}
 	d, _ := m.mountAt(path.Clean(p))
 	if d == nil {
-		return nil, newErr(KindNotFound, "'%s': not a ZFS filesystem", p)
+		return nil, newErr(KindNotFound, "'%s': not a ZFS filesystem", arg)
 	}
 	host := filepath.Join(m.fsDir(d), strings.TrimPrefix(path.Clean(p)[len(m.mountpoint(d)):], "/"))
 	if _, err := os.Stat(host); err != nil {
-		return nil, newErr(KindNotFound, "cannot open '%s': No such file or directory", p)
+		return nil, newErr(KindNotFound, "cannot open '%s': No such file or directory", arg)
 	}
 	return d, nil
 }

@@ -52,6 +52,9 @@ func TestPersistence(t *testing.T) {
 	if got := must(t, m2, "zpool get -H -o value listsnapshots tank"); got != "on\n" {
 		t.Errorf("pool property: %q", got)
 	}
+	if ps := m2.Pools(); len(ps) != 2 || ps[0].Name != "pool2" || ps[1].Name != "tank" || ps[1].Size != 1<<30 || ps[1].Free > ps[1].Size {
+		t.Errorf("Pools: %+v", ps)
+	}
 	// New objects get new txgs after a restart.
 	must(t, m2, "zfs snapshot tank/k8s@s2")
 	if a, b := getNum(t, m2, "createtxg", "tank/k8s@s1"), getNum(t, m2, "createtxg", "tank/k8s@s2"); b <= a {

@@ -80,12 +80,14 @@ func TestSendReceiveFilesystem(t *testing.T) {
 		code         int
 		stderr       string
 	}{
-		{"not a stream", "this is not a zfs stream", []string{"tank/x"}, 1, "cannot receive: invalid stream (bad magic number)\n"},
+		{"short garbage", "this is not a zfs stream", []string{"tank/x"}, 1, "cannot receive: failed to read from stream\n"},
+		{"not a stream", strings.Repeat("x", 400), []string{"tank/x"}, 1, "cannot receive: invalid stream (bad magic number)\n"},
 		{"empty", "", []string{"tank/x"}, 1, "cannot receive: failed to read from stream\n"},
 		{"truncated", s1[:len(s1)/2], []string{"tank/x"}, 1, "cannot receive: failed to read from stream\n"},
 		{"exists", s1, []string{"tank/dst"}, 1, "cannot receive new filesystem stream: destination 'tank/dst' exists\nmust specify -F to overwrite it\n"},
 		{"exists -F with snapshots", s1, []string{"-F", "tank/dst"}, 1, "cannot receive new filesystem stream: destination has snapshots (eg. tank/dst@s1)\nmust destroy them to overwrite it\n"},
 		{"no parent", s1, []string{"tank/no/x"}, 1, "cannot open 'tank/no': dataset does not exist\ncannot receive new filesystem stream: unable to restore to destination\n"},
+		{"bad -o", s1, []string{"-o", "atime=maybe", "tank/x"}, 1, "cannot receive: 'atime' must be one of 'on | off'\n"},
 		{"pool root", s1, []string{"tank"}, 1, "cannot receive new filesystem stream: destination 'tank' exists\nmust specify -F to overwrite it\n"},
 		{"snapshot exists", s1, []string{"tank/dst@s2"}, 1, "cannot receive new filesystem stream: destination 'tank/dst' exists\nmust specify -F to overwrite it\n"},
 	}

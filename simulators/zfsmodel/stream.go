@@ -17,7 +17,9 @@ import (
 )
 
 // The send stream format (this model's own; zfs receive refuses anything
-// else): an 8-byte magic, then records of [kind byte][uint32 length][payload]:
+// else): a 312-byte preamble (the magic, zero-padded to the size of a real
+// stream's first record, so that short and foreign input fail as on real
+// zfs), then records of [kind byte][uint32 length][payload]:
 //
 //	'H' header: JSON streamHeader
 //	'B' begin of one snapshot: JSON streamBegin
@@ -26,6 +28,10 @@ import (
 //	'E' end of that snapshot
 //	'Z' end of the stream
 const streamMagic = "SWZSTRM1"
+
+// preambleLen is sizeof(dmu_replay_record_t): zfs receive first reads
+// that much and reports a shorter input as "failed to read from stream".
+const preambleLen = 312
 
 const maxChunk = 1 << 20
 
