@@ -94,8 +94,22 @@ type CreateOptions struct {
 	Props   []Prop
 }
 
-// Create runs `zfs create`.
-func (c *CLI) Create(ctx context.Context, name string, o CreateOptions) error {
+// CreateAndGet runs `zfs create` and, when it succeeds, `zfs get` of props
+// in the same session (one round trip fewer per new volume).
+func (c *CLI) CreateAndGet(ctx context.Context, name string, o CreateOptions, props ...string) (Properties, error) {
+	create := c.argv(c.paths().ZFS, append([]string{"create"}, append(createArgs(o), name)...)...)
+	get := c.argv(c.paths().ZFS, "get", "-Hp", "-o", "name,property,value,source", strings.Join(props, ","), name)
+	out, err := c.Exec.Run(ctx, Line(create...)+" && "+Line(get...), RunOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("zfs create: %w", err)
+	}
+	if out.Code != 0 {
+		return nil, &Error{Command: "zfs create", Stderr: firstNonEmpty(out.Stderr, out.Stdout), Code: out.Code}
+	}
+	return parseGet(out.Stdout)
+}
+
+func createArgs(o CreateOptions) []string {
 	var a []string
 	if o.Parents {
 		a = append(a, "-p")
@@ -107,7 +121,12 @@ func (c *CLI) Create(ctx context.Context, name string, o CreateOptions) error {
 	if o.Volsize > 0 {
 		a = append(a, "-V", fmt.Sprint(o.Volsize))
 	}
-	_, err := c.zfs(ctx, "create", append(a, name)...)
+	return a
+}
+
+// Create runs `zfs create`.
+func (c *CLI) Create(ctx context.Context, name string, o CreateOptions) error {
+	_, err := c.zfs(ctx, "create", append(createArgs(o), name)...)
 	return err
 }
 

@@ -42,8 +42,13 @@ func (c *CLI) Get(ctx context.Context, name string, props ...string) (Properties
 	if err != nil {
 		return nil, err
 	}
+	return parseGet(out.Stdout)
+}
+
+// parseGet reads `zfs get -Hp -o name,property,value,source` output.
+func parseGet(stdout string) (Properties, error) {
 	res := Properties{}
-	for _, line := range strings.Split(out.Stdout, "\n") {
+	for _, line := range strings.Split(stdout, "\n") {
 		line = strings.TrimRight(line, "\r")
 		if line == "" {
 			continue

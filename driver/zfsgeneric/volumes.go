@@ -65,6 +65,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 
 	props, err := d.zfs.Get(ctx, ds, volumeProps...)
 	exists := err == nil
+	mountpoint := "" // known once the dataset is made
 	switch {
 	case err != nil && !zfs.IsNotExist(err):
 		return nil, d.zfsErr(err, "reading "+ds)
@@ -82,7 +83,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			return nil, err
 		}
 	default:
-		if err := d.makeDataset(ctx, ds, name, size, req, src); err != nil {
+		if mountpoint, err = d.makeDataset(ctx, ds, name, size, req, src); err != nil {
 			return nil, err
 		}
 	}
@@ -90,13 +91,14 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err := d.sizeDataset(ctx, ds, size, exists || src != nil); err != nil {
 		return nil, err
 	}
-	mountpoint := ""
 	if d.cfg.kind == filesystem {
-		p, err := d.zfs.Get(ctx, ds, "mountpoint")
-		if err != nil {
-			return nil, d.zfsErr(err, "reading the mountpoint of "+ds)
+		if mountpoint == "" {
+			p, err := d.zfs.Get(ctx, ds, "mountpoint")
+			if err != nil {
+				return nil, d.zfsErr(err, "reading the mountpoint of "+ds)
+			}
+			mountpoint = p["mountpoint"].Value
 		}
-		mountpoint = p["mountpoint"].Value
 		if err := d.setPermissions(ctx, mountpoint); err != nil {
 			return nil, err
 		}
@@ -204,10 +206,12 @@ func (d *Driver) baseProps(name string, params map[string]string, clone bool) []
 	return props
 }
 
-// makeDataset creates the dataset: empty, or from a content source.
-func (d *Driver) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source) error {
+// makeDataset creates the dataset: empty, or from a content source. A new
+// filesystem's mountpoint is read in the same session and returned ("" when
+// not known yet).
+func (d *Driver) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source) (string, error) {
 	if src != nil {
-		return d.makeFromSource(ctx, ds, name, req, src)
+		return "", d.makeFromSource(ctx, ds, name, req, src)
 	}
 	props := d.baseProps(name, req.GetParameters(), false)
 	o := zfs.CreateOptions{Parents: true}
@@ -225,10 +229,17 @@ func (d *Driver) makeDataset(ctx context.Context, ds, name string, size int64, r
 		}
 	}
 	o.Props = props
-	if err := d.zfs.Create(ctx, ds, o); err != nil && !zfs.IsExists(err) {
-		return d.zfsErr(err, "creating "+ds)
+	if d.cfg.kind == filesystem {
+		p, err := d.zfs.CreateAndGet(ctx, ds, o, "mountpoint")
+		if err != nil && !zfs.IsExists(err) {
+			return "", d.zfsErr(err, "creating "+ds)
+		}
+		return p["mountpoint"].Value, nil
 	}
-	return nil
+	if err := d.zfs.Create(ctx, ds, o); err != nil && !zfs.IsExists(err) {
+		return "", d.zfsErr(err, "creating "+ds)
+	}
+	return "", nil
 }
 
 // sizeDataset applies the size to a dataset that did not get it at
