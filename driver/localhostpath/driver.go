@@ -152,13 +152,7 @@ func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCa
 		csi.ControllerServiceCapability_RPC_GET_VOLUME,
 		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
 	}
-	caps := make([]*csi.ControllerServiceCapability, len(rpcs))
-	for i, r := range rpcs {
-		caps[i] = &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{
-			Rpc: &csi.ControllerServiceCapability_RPC{Type: r},
-		}}
-	}
-	return &csi.ControllerGetCapabilitiesResponse{Capabilities: caps}, nil
+	return backend.Capabilities(rpcs...), nil
 }
 
 // checkCapability returns why a volume capability cannot be served, or "".
