@@ -23,17 +23,7 @@ func zfsProxy(b *testing.B, dir string, h *zfshost.Host) func(string) *csipb.Cre
 	if err := os.MkdirAll(conns, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	conn := "driver: zfs-generic-nfs\n" + h.SSHConnection() + `zfs:
-  datasetParentName: tank/k8s/v
-  detachedSnapshotsDatasetParentName: tank/k8s/s
-  datasetEnableQuotas: true
-nfs:
-  shareStrategy: setDatasetProperties
-  shareStrategySetDatasetProperties:
-    properties:
-      sharenfs: "on"
-  shareHost: 127.0.0.1
-`
+	conn := h.DriverConfig("zfs-generic-nfs", "v", "")
 	if err := os.WriteFile(filepath.Join(conns, "zfs.yaml"), []byte(conn), 0o600); err != nil {
 		b.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestSanity(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		ssh := ""
+		var zfsConfig func(driver, name string) string
 		if tg.zfs {
 			if zfsHost == nil {
 				h, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(base, "zfs-host"), PoolSize: 1 << 40})
@@ -71,9 +71,9 @@ func TestSanity(t *testing.T) {
 				t.Cleanup(func() { h.Close() })
 				zfsHost = h
 			}
-			ssh = zfsHost.SSHConnection()
+			zfsConfig = func(driver, name string) string { return zfsHost.DriverConfig(driver, name, sanityZFSExtra) }
 		}
-		mainFile, err := writeTarget(tg, dir, ssh)
+		mainFile, err := writeTarget(tg, dir, zfsConfig)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -15,17 +16,23 @@ type target struct {
 	main        string            // main config YAML; {{dir}} is the target's scratch dir
 	connections map[string]string // proxy connection files, by name
 	params      map[string]string // TestVolumeParameters
-	// zfs targets reach the simulated ZFS host: {{ssh}} in a config is its
-	// sshConnection section.
+	// zfs targets reach the simulated ZFS host: {{zfs <driver> <name>}} in
+	// a config is replaced by the host's config for that driver.
 	zfs bool
 	// noNode explains why csi-sanity's Node Service specs cannot run for
 	// this target on this machine ("" = they run).
 	noNode string
 }
 
-func (t target) render(dir, ssh string) (main string, conns map[string]string) {
+var zfsPlaceholder = regexp.MustCompile(`\{\{zfs ([a-z-]+) ([a-z0-9-]+)\}\}`)
+
+func (t target) render(dir string, zfsConfig func(driver, name string) string) (main string, conns map[string]string) {
 	sub := func(s string) string {
-		return strings.NewReplacer("{{dir}}", dir, "{{ssh}}", ssh).Replace(s)
+		s = strings.ReplaceAll(s, "{{dir}}", dir)
+		return zfsPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
+			g := zfsPlaceholder.FindStringSubmatch(m)
+			return zfsConfig(g[1], g[2])
+		})
 	}
 	conns = map[string]string{}
 	for k, v := range t.connections {
@@ -71,8 +78,8 @@ local-hostpath:
 	},
 }, zfsTargets()...)
 
-func writeTarget(t target, dir, ssh string) (mainFile string, err error) {
-	main, conns := t.render(dir, ssh)
+func writeTarget(t target, dir string, zfsConfig func(driver, name string) string) (mainFile string, err error) {
+	main, conns := t.render(dir, zfsConfig)
 	if len(conns) > 0 {
 		if err := os.MkdirAll(filepath.Join(dir, "connections"), 0o755); err != nil {
 			return "", err

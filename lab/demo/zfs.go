@@ -16,33 +16,9 @@ import (
 // host: one NFS and one NVMe-oF, both zfs-generic over SSH.
 func zfsConnections(dir string, h *zfshost.Host) map[string]string {
 	conns := filepath.Join(dir, "connections")
-	common := h.SSHConnection() + `zfs:
-  datasetParentName: tank/k8s/%s
-  detachedSnapshotsDatasetParentName: tank/k8s/%s-snapshots
-  datasetEnableQuotas: true
-`
 	return map[string]string{
-		filepath.Join(conns, "zfs-nfs.yaml"): "driver: zfs-generic-nfs\n" + fmt.Sprintf(common, "nfs", "nfs") + `nfs:
-  shareStrategy: setDatasetProperties
-  shareStrategySetDatasetProperties:
-    properties:
-      sharenfs: "rw,no_subtree_check,no_root_squash"
-  shareHost: 127.0.0.1
-`,
-		filepath.Join(conns, "zfs-nvme.yaml"): "driver: zfs-generic-nvmeof\n" + fmt.Sprintf(common, "nvme", "nvme") + `nvmeof:
-  transports:
-    - tcp://127.0.0.1:4420
-  shareStrategy: nvmetCli
-  shareStrategyNvmetCli:
-    basename: nqn.2003-01.org.linux-nvme.demo
-    configIsImportedFilePath: /var/run/nvmet-config-loaded
-    configPath: /etc/nvmet/config.json
-    ports:
-      - "1"
-    subsystem:
-      attributes:
-        allow_any_host: 1
-`,
+		filepath.Join(conns, "zfs-nfs.yaml"):  h.DriverConfig("zfs-generic-nfs", "nfs", ""),
+		filepath.Join(conns, "zfs-nvme.yaml"): h.DriverConfig("zfs-generic-nvmeof", "nvme", ""),
 	}
 }
 

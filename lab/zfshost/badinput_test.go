@@ -170,7 +170,7 @@ func TestDeleteVolumeWithClones(t *testing.T) {
 	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "pvc-clone") {
 		t.Fatalf("deleting a volume with a clone: %v, want FAILED_PRECONDITION naming the clone", err)
 	}
-	if got := zfsLines(t, h, "get", "-H", "-o", "value", "sharenfs", "tank/k8s/v/pvc-src"); len(got) != 1 || got[0] != "on" {
+	if got := zfsLines(t, h, "get", "-H", "-o", "value", "sharenfs", "tank/k8s/v/pvc-src"); len(got) != 1 || got[0] != "rw,no_subtree_check,no_root_squash" {
 		t.Fatalf("the refused delete touched the share: sharenfs=%v", got)
 	}
 	for _, id := range []string{"pvc-clone", "pvc-src"} {
@@ -188,7 +188,7 @@ func TestDeleteVolumeWithClones(t *testing.T) {
 func TestShareCLIsAreSerialisedPerHost(t *testing.T) {
 	h := startHost(t, zfshost.Options{})
 	iscsi := newDriver(t, genericConfig(h, zfsgeneric.DriverISCSI, ""))
-	nvme := newDriver(t, strings.Replace(genericConfig(h, zfsgeneric.DriverNVMeoF, ""), "tank/k8s/v", "tank/k8s/n", 1))
+	nvme := newDriver(t, h.DriverConfig(zfsgeneric.DriverNVMeoF, "n", ""))
 	errs := make(chan error, 32)
 	for i := 0; i < 16; i++ {
 		go func() { _, err := iscsi.CreateVolume(ctx, createReq(fmt.Sprintf("pvc-i%d", i), 1<<30)); errs <- err }()
@@ -212,7 +212,7 @@ func TestShareCLIsAreSerialisedPerHost(t *testing.T) {
 // create with the tool's message and leaves no dataset behind.
 func TestRefusedShareRollsBack(t *testing.T) {
 	h := startHost(t, zfshost.Options{})
-	d := newDriver(t, strings.Replace(genericConfig(h, zfsgeneric.DriverISCSI, ""), "iqn.2003-01.org.example", "not-an-iqn", 1))
+	d := newDriver(t, strings.Replace(genericConfig(h, zfsgeneric.DriverISCSI, ""), "iqn.2003-01.org.linux-iscsi.lab", "not-an-iqn", 1))
 	_, err := d.CreateVolume(ctx, createReq("pvc-1", 1<<30))
 	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "targetcli") {
 		t.Fatalf("create with a bad IQN: %v", err)

@@ -30,23 +30,10 @@ func startHost(t testing.TB, o zfshost.Options) *zfshost.Host {
 	return h
 }
 
-// genericConfig is a minimal zfs-generic config for h; zfsExtra is added
-// to its zfs section (indented by two spaces).
+// genericConfig is h's config for driver with volumes under tank/k8s/v;
+// zfsExtra is added to its zfs section.
 func genericConfig(h *zfshost.Host, driver, zfsExtra string) string {
-	base := "driver: " + driver + "\n" + h.SSHConnection() + `zfs:
-  datasetParentName: tank/k8s/v
-  detachedSnapshotsDatasetParentName: tank/k8s/s
-  datasetEnableQuotas: true
-` + zfsExtra
-	switch driver {
-	case zfsgeneric.DriverNFS:
-		base += "nfs:\n  shareStrategy: setDatasetProperties\n  shareStrategySetDatasetProperties:\n    properties:\n      sharenfs: \"on\"\n  shareHost: 127.0.0.1\n"
-	case zfsgeneric.DriverISCSI:
-		base += "iscsi:\n  shareStrategy: targetCli\n  shareStrategyTargetCli:\n    basename: iqn.2003-01.org.example\n  targetPortal: 127.0.0.1:3260\n"
-	case zfsgeneric.DriverNVMeoF:
-		base += "nvmeof:\n  transports: [\"tcp://127.0.0.1:4420\"]\n  shareStrategy: nvmetCli\n  shareStrategyNvmetCli:\n    basename: nqn.2003-01.org.example\n    ports: [\"1\"]\n"
-	}
-	return base
+	return h.DriverConfig(driver, "v", zfsExtra)
 }
 
 func newDriver(t testing.TB, yaml string) backend.Driver {
