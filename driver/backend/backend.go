@@ -72,3 +72,16 @@ type Type struct {
 	// New builds a driver from a validated config.
 	New func(opts Options) (Driver, error)
 }
+
+// Constructor adapts a backend's typed New to Type.New. It returns a nil
+// interface on error (not a typed nil pointer, which would not compare
+// equal to nil).
+func Constructor[D Driver](newFn func(Options) (D, error)) func(Options) (Driver, error) {
+	return func(opts Options) (Driver, error) {
+		d, err := newFn(opts)
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+}

@@ -2,6 +2,7 @@ package zfs
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -18,31 +19,9 @@ type Error struct {
 func (e *Error) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" {
-		msg = "exited with status " + itoa(e.Code) + " and no message"
+		msg = "exited with status " + strconv.Itoa(e.Code) + " and no message"
 	}
 	return e.Command + ": " + msg
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
 }
 
 func stderrHas(err error, texts ...string) bool {

@@ -1,7 +1,6 @@
 package zfsgeneric
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -380,5 +379,3 @@ func kvs(items []string) []kv {
 
 // datasetName is the dataset of volume id.
 func (s *settings) datasetName(id string) string { return s.parent + "/" + id }
-
-func (s *settings) String() string { return fmt.Sprintf("%s on %s", s.driver, s.parent) }

@@ -47,13 +47,7 @@ func init() {
 			MaxVolumeIDLen:   MaxVolumeIDLen,
 			MaxSnapshotIDLen: MaxSnapshotIDLen,
 			Validate:         Validate,
-			New: func(opts backend.Options) (backend.Driver, error) {
-				d, err := New(opts)
-				if err != nil {
-					return nil, err
-				}
-				return d, nil
-			},
+			New:              backend.Constructor(New),
 		})
 	}
 }

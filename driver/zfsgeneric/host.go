@@ -2,7 +2,6 @@ package zfsgeneric
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,22 +67,10 @@ func (d *Driver) facts(ctx context.Context) (hostFacts, error) {
 	return f, nil
 }
 
-// hostCommand runs a non-zfs command (chmod, chown, setfacl), with sudo
-// when the ssh user is not root, as democratic-csi does.
-func (d *Driver) hostCommand(ctx context.Context, argv ...string) error {
-	f, err := d.facts(ctx)
-	if err != nil {
-		return err
+// sudoPath is zfs.cli.paths.sudo, or the default.
+func (d *Driver) sudoPath() string {
+	if d.cfg.paths.Sudo != "" {
+		return d.cfg.paths.Sudo
 	}
-	if f.user != "root" {
-		sudo := d.cfg.paths.Sudo
-		if sudo == "" {
-			sudo = zfs.DefaultPaths.Sudo
-		}
-		argv = append([]string{sudo}, argv...)
-	}
-	if _, err := d.zfs.Do(ctx, argv[0], argv, zfs.RunOptions{}); err != nil {
-		return d.zfsErr(err, fmt.Sprintf("running %s on the storage host", argv[0]))
-	}
-	return nil
+	return zfs.DefaultPaths.Sudo
 }

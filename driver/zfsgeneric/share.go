@@ -120,11 +120,7 @@ func (d *Driver) storedAsset(dataset string, props zfs.Properties, prop string) 
 // truncated script) is retried.
 func (d *Driver) runCLI(ctx context.Context, cli []string, script string, sensitive []string) (zfs.Output, error) {
 	if d.cfg.share.cliSudo {
-		sudo := d.cfg.paths.Sudo
-		if sudo == "" {
-			sudo = zfs.DefaultPaths.Sudo
-		}
-		cli = append([]string{sudo}, cli...)
+		cli = append([]string{d.sudoPath()}, cli...)
 	}
 	line := zfs.Line("sh", "-c", "echo "+zfs.Quote(script)+" | "+zfs.Line(cli...))
 	d.cliLock.Lock()

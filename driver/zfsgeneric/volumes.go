@@ -305,11 +305,7 @@ func (d *Driver) setPermissions(ctx context.Context, mountpoint string) error {
 	lines := make([]string, len(steps))
 	for i, s := range steps {
 		if f.user != "root" {
-			sudo := d.cfg.paths.Sudo
-			if sudo == "" {
-				sudo = zfs.DefaultPaths.Sudo
-			}
-			s = append([]string{sudo}, s...)
+			s = append([]string{d.sudoPath()}, s...)
 		}
 		lines[i] = zfs.Line(s...)
 	}
