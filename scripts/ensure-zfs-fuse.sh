@@ -46,7 +46,7 @@ if ! command -v zfs >/dev/null || [ ! -x "$DAEMON" ]; then
 fi
 
 # The daemon answers on a unix socket; zpool fails fast when nobody listens.
-answers() { zpool list -H >/dev/null 2>&1; }
+answers() { sh -c 'zpool list -H; exit $?' >/dev/null 2>&1; }
 
 wait_answer() {
 	local i
@@ -63,12 +63,22 @@ if answers; then exit 0; fi
 # and still starting up: wait for it rather than start a second one.
 if pgrep -x zfs-fuse >/dev/null; then
 	wait_answer && exit 0
-	fail "a zfs-fuse process runs but does not answer on /run/zfs/zfs_socket"
+	# It may have been on its way out; only a live one that never answers is an error.
+	pgrep -x zfs-fuse >/dev/null &&
+		fail "a zfs-fuse process runs but does not answer on /run/zfs/zfs_socket"
 fi
 
 if [ ! -c /dev/fuse ]; then
 	command -v modprobe >/dev/null && modprobe fuse 2>/dev/null
 	[ -c /dev/fuse ] || fail "/dev/fuse is missing (zfs-fuse needs FUSE; load the fuse module or pass the device in)"
+fi
+
+# zfs-fuse refuses to start, silently, while its pidfile exists. A machine
+# restored from a disk image keeps /run, so the file of a daemon that died
+# with the previous boot is removed (nothing named zfs-fuse runs: see above).
+if [ -e "$PIDFILE" ]; then
+	say "removing stale $PIDFILE (pid $(cat "$PIDFILE" 2>/dev/null) is not running)"
+	rm -f "$PIDFILE"
 fi
 
 # As Debian's /etc/init.d/zfs-fuse starts it, without systemd: large
