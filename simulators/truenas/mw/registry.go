@@ -37,7 +37,8 @@ type Method struct {
 // only the methods that exist in the version they are registered for.
 type Registry struct {
 	mu      sync.RWMutex
-	methods map[string]*Method
+	methods  map[string]*Method
+	onDelete []func(c *Call, dataset string) error
 }
 
 // NewRegistry returns an empty registry.
