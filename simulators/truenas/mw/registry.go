@@ -36,7 +36,7 @@ type Method struct {
 // Registry is the set of methods a simulated version has. Services add
 // only the methods that exist in the version they are registered for.
 type Registry struct {
-	mu      sync.RWMutex
+	mu       sync.RWMutex
 	methods  map[string]*Method
 	onDelete []func(c *Call, dataset string) error
 }
