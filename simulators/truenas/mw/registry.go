@@ -29,7 +29,12 @@ type Method struct {
 	// Job: the method runs as a job. Callers get the job id back (REST,
 	// JSON-RPC with legacy jobs) and wait with core.job_wait/core.get_jobs;
 	// the handler's result becomes the job's result.
-	Job     bool
+	Job bool
+	// Params names the positional parameters in order. The REST transport
+	// needs them: a POST/PUT/DELETE body of a method taking more than one
+	// parameter (besides an id from the URL) is an object keyed by these
+	// names, as middlewared's restful.py maps it.
+	Params  []string
 	Handler Handler
 }
 
