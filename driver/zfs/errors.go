@@ -14,6 +14,27 @@ type Error struct {
 	Command string
 	Stderr  string
 	Code    int
+	// Kind classifies errors whose text is not zfs's (a storage API's);
+	// zero for command-line errors, which are classified by their text.
+	Kind ErrorKind
+}
+
+// ErrorKind is what went wrong, for errors that do not carry zfs's texts.
+type ErrorKind int
+
+// Error kinds (see the Is* functions).
+const (
+	KindOther ErrorKind = iota
+	KindNotExist
+	KindExists
+	KindBusy
+	KindDependentClones
+	KindOutOfSpace
+)
+
+func kindIs(err error, k ErrorKind) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == k
 }
 
 func (e *Error) Error() string {
@@ -39,13 +60,13 @@ func stderrHas(err error, texts ...string) bool {
 
 // IsNotExist: the dataset, snapshot or pool does not exist.
 func IsNotExist(err error) bool {
-	return stderrHas(err, "dataset does not exist", "no such pool", "could not find any snapshots to destroy")
+	return kindIs(err, KindNotExist) || stderrHas(err, "dataset does not exist", "no such pool", "could not find any snapshots to destroy")
 }
 
 // IsExists: the dataset or snapshot already exists (also a receive whose
 // destination exists).
 func IsExists(err error) bool {
-	if stderrHas(err, "dataset already exists") {
+	if kindIs(err, KindExists) || stderrHas(err, "dataset already exists") {
 		return true
 	}
 	var e *Error
@@ -55,14 +76,16 @@ func IsExists(err error) bool {
 // IsBusy: the dataset is in use (mounted and busy, or a zvol held open);
 // democratic-csi retries destroys on these.
 func IsBusy(err error) bool {
-	return stderrHas(err, "dataset is busy", "target is busy", "pool or dataset is busy")
+	return kindIs(err, KindBusy) || stderrHas(err, "dataset is busy", "target is busy", "pool or dataset is busy")
 }
 
 // HasDependentClones: a destroy was refused because clones depend on a
 // snapshot of the dataset.
-func HasDependentClones(err error) bool { return stderrHas(err, "has dependent clones") }
+func HasDependentClones(err error) bool {
+	return kindIs(err, KindDependentClones) || stderrHas(err, "has dependent clones")
+}
 
 // IsOutOfSpace: the pool (or a quota) has no room for the request.
 func IsOutOfSpace(err error) bool {
-	return stderrHas(err, "out of space", "size is greater than available space", "exceeds quota", "quota exceeded")
+	return kindIs(err, KindOutOfSpace) || stderrHas(err, "out of space", "size is greater than available space", "exceeds quota", "quota exceeded")
 }

@@ -115,7 +115,24 @@ func parseSettings(cfg config.Tree) (settings, []config.Problem) {
 	s.sudo = r.boolean("zfs.cli.sudoEnabled", false)
 	s.paths = zfs.Paths{ZFS: r.str("zfs.cli.paths.zfs"), Zpool: r.str("zfs.cli.paths.zpool"),
 		Sudo: r.str("zfs.cli.paths.sudo"), Chroot: r.str("zfs.cli.paths.chroot")}
+	parseCommon(r, &s)
 
+	switch s.driver {
+	case DriverNFS:
+		s.share = parsePropertyShare(r, "nfs", "sharenfs")
+	case DriverSMB:
+		s.share = parsePropertyShare(r, "smb", "sharesmb")
+	case DriverISCSI:
+		s.share = parseISCSI(r)
+	case DriverNVMeoF:
+		s.share = parseNVMeoF(r)
+	}
+	return s, r.problems
+}
+
+// parseCommon reads the keys every ZFS backend shares (zfs.*, _private,
+// instance_id), whatever drives the host.
+func parseCommon(r *reader, s *settings) {
 	s.parent = strings.TrimRight(r.required("zfs.datasetParentName", "the dataset under which volumes are made, e.g. tank/k8s/vols"), "/")
 	s.snapshot = strings.TrimRight(r.str("zfs.detachedSnapshotsDatasetParentName"), "/")
 	checkDatasetName(r, "zfs.datasetParentName", s.parent)
@@ -179,18 +196,6 @@ func parseSettings(cfg config.Tree) (settings, []config.Problem) {
 		r.add("_private.csi.volume.deleteStrategy", "must be delete or retain, got %q", ds)
 	}
 	s.instanceID = r.str("instance_id")
-
-	switch s.driver {
-	case DriverNFS:
-		s.share = parsePropertyShare(r, "nfs", "sharenfs")
-	case DriverSMB:
-		s.share = parsePropertyShare(r, "smb", "sharesmb")
-	case DriverISCSI:
-		s.share = parseISCSI(r)
-	case DriverNVMeoF:
-		s.share = parseNVMeoF(r)
-	}
-	return s, r.problems
 }
 
 func parseSSH(r *reader) *zfs.SSHConfig {

@@ -58,8 +58,9 @@ type Driver struct {
 
 	cfg   settings
 	exec  zfs.Executor
-	zfs   *zfs.CLI
-	share sharer
+	zfs   zfs.Datasets
+	share Sharer
+	plat  Platform
 	host  *hostInfo
 	log   *slog.Logger
 	// cliLock serialises targetcli/nvmetcli on the storage host: they keep
@@ -114,11 +115,18 @@ func New(opts backend.Options) (*Driver, error) {
 		cliLock: hostLock(hostKey),
 	}
 	d.share = newSharer(d)
+	d.plat = Platform{Driver: cfg.driver, Block: cfg.kind == volume, Datasets: d.zfs, Sharer: d.share,
+		MaxZvolName: d.cliMaxZvolName, SetPermissions: d.cliSetPermissions, Close: exec.Close}
 	return d, nil
 }
 
-// Close closes the SSH connection.
-func (d *Driver) Close() error { return d.exec.Close() }
+// Close closes the connection to the host.
+func (d *Driver) Close() error {
+	if d.plat.Close == nil {
+		return nil
+	}
+	return d.plat.Close()
+}
 
 var (
 	hostLocksMu sync.Mutex

@@ -91,11 +91,11 @@ func TestPageTokens(t *testing.T) {
 func TestAssetName(t *testing.T) {
 	tmpl, _ := parseTemplate("{{ parameters.[csi.storage.k8s.io/pvc/namespace] }}-{{ parameters.[csi.storage.k8s.io/pvc/name] }}")
 	d := &Driver{cfg: settings{share: shareSettings{namePrefix: "K8s-", nameTemplate: &tmpl}}}
-	r := shareRequest{id: "pvc-1", name: "pvc-1", params: map[string]string{"csi.storage.k8s.io/pvc/namespace": "Apps", "csi.storage.k8s.io/pvc/name": "db"}}
+	r := ShareRequest{ID: "pvc-1", Name: "pvc-1", Params: map[string]string{"csi.storage.k8s.io/pvc/namespace": "Apps", "csi.storage.k8s.io/pvc/name": "db"}}
 	if got, err := d.assetName("iscsi", r); err != nil || got != "k8s-apps-db" {
 		t.Fatalf("assetName = %q, %v", got, err)
 	}
-	r.params["csi.storage.k8s.io/pvc/name"] = "db\ncd /; delete"
+	r.Params["csi.storage.k8s.io/pvc/name"] = "db\ncd /; delete"
 	if _, err := d.assetName("iscsi", r); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "nameTemplate") {
 		t.Fatalf("a newline in an asset name: %v", err)
 	}

@@ -74,3 +74,53 @@ func (d *Driver) sudoPath() string {
 	}
 	return zfs.DefaultPaths.Sudo
 }
+
+// cliMaxZvolName is Platform.MaxZvolName for hosts driven by the zfs
+// command line: it depends on the host's kernel.
+func (d *Driver) cliMaxZvolName(ctx context.Context) (int, string, error) {
+	f, err := d.facts(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	return f.maxZvolName(), f.kernel + " " + f.release, nil
+}
+
+// cliSetPermissions applies datasetPermissions{Mode,User,Group,Acls} to a
+// new filesystem's mountpoint, in one command (one ssh session).
+func (d *Driver) cliSetPermissions(ctx context.Context, mountpoint string, p Permissions) error {
+	var steps [][]string
+	if p.Mode != "" {
+		steps = append(steps, []string{"chmod", p.Mode, mountpoint})
+	}
+	if p.User != "" || p.Group != "" {
+		steps = append(steps, []string{"chown", p.User + ":" + p.Group, mountpoint})
+	}
+	for _, acl := range p.ACLs {
+		// An ACL entry may hold several words ("-m everyone@:full_set:allow"):
+		// split on spaces like democratic-csi's command line did, but quote
+		// each word so nothing else is interpreted.
+		steps = append(steps, append(append([]string{p.ACLBinary}, strings.Fields(acl)...), mountpoint))
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	f, err := d.facts(ctx)
+	if err != nil {
+		return err
+	}
+	lines := make([]string, len(steps))
+	for i, s := range steps {
+		if f.user != "root" {
+			s = append([]string{d.sudoPath()}, s...)
+		}
+		lines[i] = zfs.Line(s...)
+	}
+	out, err := d.exec.Run(ctx, strings.Join(lines, " && "), zfs.RunOptions{})
+	if err != nil {
+		return d.transportErr(err)
+	}
+	if out.Code != 0 {
+		return status.Errorf(codes.Internal, "%s: setting permissions on %s failed: %s", d.cfg.driver, mountpoint, strings.TrimSpace(out.Stderr+out.Stdout))
+	}
+	return nil
+}

@@ -51,7 +51,7 @@ func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (
 	if err != nil {
 		return nil, err
 	}
-	rows, err := d.zfs.List(ctx, d.cfg.parent, zfs.ListOptions{Depth: 1, Types: []string{d.cfg.kind.String()}, Props: volumeProps})
+	rows, err := d.zfs.List(ctx, d.cfg.parent, zfs.ListOptions{Depth: 1, Types: []string{d.cfg.kind.String()}, Props: d.volumeProps()})
 	if zfs.IsNotExist(err) {
 		return &csi.ListVolumesResponse{}, nil
 	}

@@ -29,6 +29,11 @@ var createOnlyProps = map[string]bool{"aclmode": true, "aclinherit": true, "aclt
 
 // volumeProps are read for every volume: enough to answer CreateVolume
 // idempotently, ControllerGetVolume and ListVolumes without more commands.
-var volumeProps = []string{"type", "volsize", "refquota", "volblocksize", "mountpoint", "origin",
+// The sharer's asset properties are added (Driver.volumeProps).
+var baseVolumeProps = []string{"type", "volsize", "refquota", "volblocksize", "mountpoint", "origin",
 	propManaged, propSuccess, propVolumeName, propShareContext, propSourceType, propSourceID,
-	propProvisionerDriver, propProvisionerID, propISCSIAssets, propNVMeoFAssets}
+	propProvisionerDriver, propProvisionerID}
+
+func (d *Driver) volumeProps() []string {
+	return append(append([]string(nil), baseVolumeProps...), d.share.AssetProps()...)
+}

@@ -11,23 +11,28 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
-// sharer makes a volume reachable by nodes and undoes it.
-type sharer interface {
-	// create shares the volume and returns its volume_context and the
+// Sharer makes a volume reachable by nodes and undoes it. Backends built
+// on this engine (driver/truenas) bring their own.
+type Sharer interface {
+	// Create shares the volume and returns its volume_context and the
 	// properties to record with it (set together with the context).
-	create(ctx context.Context, r shareRequest) (map[string]string, []zfs.Prop, error)
-	// remove undoes create; it succeeds when there is nothing to remove.
-	// props holds what was read of the dataset (asset names).
-	remove(ctx context.Context, dataset string, props zfs.Properties) error
+	Create(ctx context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error)
+	// Remove undoes Create; it succeeds when there is nothing to remove.
+	// props holds what was read of the dataset (at least AssetProps).
+	Remove(ctx context.Context, dataset string, props zfs.Properties) error
+	// AssetProps are the properties Remove needs (ids and names recorded
+	// by Create).
+	AssetProps() []string
 }
 
-type shareRequest struct {
-	id, dataset, name string
-	params            map[string]string
-	mountpoint        string // filesystems
+// ShareRequest is one volume to share.
+type ShareRequest struct {
+	ID, Dataset, Name string
+	Params            map[string]string
+	Mountpoint        string // filesystems
 }
 
-func newSharer(d *Driver) sharer {
+func newSharer(d *Driver) Sharer {
 	switch d.cfg.driver {
 	case DriverNFS:
 		return propertyShare{d: d, attach: "nfs"}
@@ -49,21 +54,23 @@ type propertyShare struct {
 	attach string
 }
 
-func (s propertyShare) create(_ context.Context, r shareRequest) (map[string]string, []zfs.Prop, error) {
+func (s propertyShare) Create(_ context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error) {
 	var props []zfs.Prop
 	for _, p := range s.d.cfg.share.props {
 		props = append(props, zfs.Prop{Name: p.key, Value: p.value})
 	}
 	vc := map[string]string{"node_attach_driver": s.attach, "server": s.d.cfg.share.host}
 	if s.attach == "nfs" {
-		vc["share"] = r.mountpoint
+		vc["share"] = r.Mountpoint
 	} else {
-		vc["share"] = smbShareName(r.dataset)
+		vc["share"] = smbShareName(r.Dataset)
 	}
 	return vc, props, nil
 }
 
-func (propertyShare) remove(context.Context, string, zfs.Properties) error { return nil }
+func (propertyShare) Remove(context.Context, string, zfs.Properties) error { return nil }
+
+func (propertyShare) AssetProps() []string { return nil }
 
 // smbShareName is the share name zfs's sharesmb gives a dataset (and
 // democratic-csi assumes): the name with "/" and "-" replaced by "_".
@@ -73,20 +80,20 @@ func smbShareName(dataset string) string {
 
 // assetName is the target/subsystem name of a volume: nameTemplate (or the
 // volume id), with namePrefix and nameSuffix, lowercased, as democratic-csi.
-func (d *Driver) assetName(section string, r shareRequest) (string, error) {
+func (d *Driver) assetName(section string, r ShareRequest) (string, error) {
 	sh := d.cfg.share
-	name := r.id
+	name := r.ID
 	if sh.nameTemplate != nil {
-		name = sh.nameTemplate.render(r.name, r.params)
+		name = sh.nameTemplate.render(r.Name, r.Params)
 	}
 	name = strings.ToLower(sh.namePrefix + name + sh.nameSuffix)
 	if name == "" {
-		return "", status.Errorf(codes.InvalidArgument, "%s.nameTemplate rendered an empty name for volume %q", section, r.name)
+		return "", status.Errorf(codes.InvalidArgument, "%s.nameTemplate rendered an empty name for volume %q", section, r.Name)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("-_.:", c) >= 0) {
-			return "", status.Errorf(codes.InvalidArgument, "%s asset name %q for volume %q contains %q: names may hold a-z, 0-9, '-', '_', '.' and ':' (check %s.nameTemplate, namePrefix and nameSuffix)", section, name, r.name, c, section)
+			return "", status.Errorf(codes.InvalidArgument, "%s asset name %q for volume %q contains %q: names may hold a-z, 0-9, '-', '_', '.' and ':' (check %s.nameTemplate, namePrefix and nameSuffix)", section, name, r.Name, c, section)
 		}
 	}
 	return name, nil

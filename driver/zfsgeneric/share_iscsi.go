@@ -11,7 +11,7 @@ import (
 // volume (<basename>:<asset>), its zvol as a block backstore, LUN 0.
 type iscsiShare struct{ d *Driver }
 
-func (s iscsiShare) create(ctx context.Context, r shareRequest) (map[string]string, []zfs.Prop, error) {
+func (s iscsiShare) Create(ctx context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error) {
 	d := s.d
 	sh := d.cfg.share
 	asset, err := d.assetName("iscsi", r)
@@ -40,7 +40,7 @@ func (s iscsiShare) create(ctx context.Context, r shareRequest) (map[string]stri
 			secrets = append(secrets, a.value)
 		}
 	}
-	w("cd /backstores/block", "create "+asset+" /dev/zvol/"+r.dataset)
+	w("cd /backstores/block", "create "+asset+" /dev/zvol/"+r.Dataset)
 	if len(sh.blockAttrs) > 0 {
 		w("cd /backstores/block/" + asset)
 		for _, a := range sh.blockAttrs {
@@ -70,7 +70,7 @@ func (s iscsiShare) create(ctx context.Context, r shareRequest) (map[string]stri
 
 // remove deletes the target, then the backstore; each step tolerates the
 // object being gone already, so an interrupted delete can be repeated.
-func (s iscsiShare) remove(ctx context.Context, dataset string, props zfs.Properties) error {
+func (s iscsiShare) Remove(ctx context.Context, dataset string, props zfs.Properties) error {
 	d := s.d
 	asset := d.storedAsset(dataset, props, propISCSIAssets)
 	iqn := d.cfg.share.basename + ":" + asset
@@ -88,3 +88,5 @@ func (s iscsiShare) remove(ctx context.Context, dataset string, props zfs.Proper
 	}
 	return nil
 }
+
+func (iscsiShare) AssetProps() []string { return []string{propISCSIAssets} }

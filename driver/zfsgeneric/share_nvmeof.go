@@ -44,7 +44,7 @@ func (s nvmeofShare) ready(ctx context.Context) error {
 	return nil
 }
 
-func (s nvmeofShare) create(ctx context.Context, r shareRequest) (map[string]string, []zfs.Prop, error) {
+func (s nvmeofShare) Create(ctx context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error) {
 	d := s.d
 	sh := d.cfg.share
 	asset, err := d.assetName("nvmeof", r)
@@ -69,7 +69,7 @@ func (s nvmeofShare) create(ctx context.Context, r shareRequest) (map[string]str
 	for _, a := range sh.subsystemAttrs {
 		w("set attr " + a.key + "=" + a.value)
 	}
-	w("cd namespaces", "create "+nsid, "cd "+nsid, "set device path=/dev/zvol/"+r.dataset, "enable")
+	w("cd namespaces", "create "+nsid, "cd "+nsid, "set device path=/dev/zvol/"+r.Dataset, "enable")
 	for _, p := range sh.ports {
 		w("cd /ports/"+p+"/subsystems", "create "+nqn)
 	}
@@ -95,7 +95,7 @@ func (s nvmeofShare) create(ctx context.Context, r shareRequest) (map[string]str
 
 // remove unlinks the subsystem from every port, deletes it and saves the
 // config; each step tolerates the object being gone already.
-func (s nvmeofShare) remove(ctx context.Context, dataset string, props zfs.Properties) error {
+func (s nvmeofShare) Remove(ctx context.Context, dataset string, props zfs.Properties) error {
 	d := s.d
 	asset := d.storedAsset(dataset, props, propNVMeoFAssets)
 	nqn := d.cfg.share.basename + ":" + asset
@@ -120,3 +120,5 @@ func (s nvmeofShare) remove(ctx context.Context, dataset string, props zfs.Prope
 	}
 	return nil
 }
+
+func (nvmeofShare) AssetProps() []string { return []string{propNVMeoFAssets} }

@@ -46,12 +46,12 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	var block int64
 	if d.cfg.kind == volume {
 		block = d.cfg.zvolBlocksize
-		f, err := d.facts(ctx)
+		limit, host, err := d.maxZvolName(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if dev := "zvol/" + ds; len(dev) > f.maxZvolName() {
-			return nil, status.Errorf(codes.FailedPrecondition, "zvol device name %s is %d characters; %s %s allows %d: shorten zfs.datasetParentName", dev, len(dev), f.kernel, f.release, f.maxZvolName())
+		if dev := "zvol/" + ds; len(dev) > limit {
+			return nil, status.Errorf(codes.FailedPrecondition, "zvol device name %s is %d characters; %s allows %d: shorten zfs.datasetParentName", dev, len(dev), host, limit)
 		}
 	}
 	size, err := capacity(req.GetCapacityRange(), block)
@@ -63,7 +63,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 
-	props, err := d.zfs.Get(ctx, ds, volumeProps...)
+	props, err := d.zfs.Get(ctx, ds, d.volumeProps()...)
 	exists := err == nil
 	mountpoint := "" // known once the dataset is made
 	switch {
@@ -79,7 +79,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		// A earlier call stopped half-way: redo the remaining steps, and
 		// remove any share it may have made so it is made exactly once.
 		d.log.Info("completing a volume an earlier call left unfinished", "dataset", ds)
-		if err := d.share.remove(ctx, ds, props); err != nil {
+		if err := d.share.Remove(ctx, ds, props); err != nil {
 			return nil, err
 		}
 	default:
@@ -99,11 +99,13 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			}
 			mountpoint = p["mountpoint"].Value
 		}
-		if err := d.setPermissions(ctx, mountpoint); err != nil {
-			return nil, err
+		if p := d.Permissions(); !p.IsZero() && d.plat.SetPermissions != nil && usableMountpoint(mountpoint) {
+			if err := d.plat.SetPermissions(ctx, mountpoint, p); err != nil {
+				return nil, err
+			}
 		}
 	}
-	vc, shareProps, err := d.share.create(ctx, shareRequest{id: id, dataset: ds, name: name, params: req.GetParameters(), mountpoint: mountpoint})
+	vc, shareProps, err := d.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: mountpoint})
 	if err != nil {
 		if !exists && status.Code(err) != codes.Unavailable {
 			// The share was refused (bad name, target error): remove what this
@@ -276,47 +278,8 @@ func (d *Driver) sizeDataset(ctx context.Context, ds string, size int64, needed 
 	return nil
 }
 
-// setPermissions applies datasetPermissions{Mode,User,Group,Acls} to a new
-// filesystem's mountpoint, in one command (one ssh session).
-func (d *Driver) setPermissions(ctx context.Context, mountpoint string) error {
-	if mountpoint == "" || mountpoint == "-" || mountpoint == "none" || mountpoint == "legacy" {
-		return nil
-	}
-	var steps [][]string
-	if d.cfg.permMode != "" {
-		steps = append(steps, []string{"chmod", d.cfg.permMode, mountpoint})
-	}
-	if d.cfg.permUser != "" || d.cfg.permGroup != "" {
-		steps = append(steps, []string{"chown", d.cfg.permUser + ":" + d.cfg.permGroup, mountpoint})
-	}
-	for _, acl := range d.cfg.acls {
-		// An ACL entry may hold several words ("-m everyone@:full_set:allow"):
-		// split on spaces like democratic-csi's command line did, but quote
-		// each word so nothing else is interpreted.
-		steps = append(steps, append(append([]string{d.cfg.aclBinary}, strings.Fields(acl)...), mountpoint))
-	}
-	if len(steps) == 0 {
-		return nil
-	}
-	f, err := d.facts(ctx)
-	if err != nil {
-		return err
-	}
-	lines := make([]string, len(steps))
-	for i, s := range steps {
-		if f.user != "root" {
-			s = append([]string{d.sudoPath()}, s...)
-		}
-		lines[i] = zfs.Line(s...)
-	}
-	out, err := d.exec.Run(ctx, strings.Join(lines, " && "), zfs.RunOptions{})
-	if err != nil {
-		return d.transportErr(err)
-	}
-	if out.Code != 0 {
-		return status.Errorf(codes.Internal, "%s: setting permissions on %s failed: %s", d.cfg.driver, mountpoint, strings.TrimSpace(out.Stderr+out.Stdout))
-	}
-	return nil
+func usableMountpoint(m string) bool {
+	return m != "" && m != "-" && m != "none" && m != "legacy"
 }
 
 // volumeContext is the share's context plus the provisioner fields.
@@ -405,7 +368,7 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	}
 	ds := d.cfg.datasetName(id)
 	rows, err := d.zfs.List(ctx, ds, zfs.ListOptions{Depth: 1, Types: []string{"filesystem", "volume", "snapshot"},
-		Props: []string{"origin", "clones", propISCSIAssets, propNVMeoFAssets}})
+		Props: append([]string{"origin", "clones"}, d.share.AssetProps()...)})
 	if zfs.IsNotExist(err) {
 		return &csi.DeleteVolumeResponse{}, nil
 	}
@@ -432,7 +395,7 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 		d.log.Info("keeping the dataset (deleteStrategy: retain)", "dataset", ds)
 		return &csi.DeleteVolumeResponse{}, nil
 	}
-	if err := d.share.remove(ctx, ds, self); err != nil {
+	if err := d.share.Remove(ctx, ds, self); err != nil {
 		return nil, err
 	}
 	if err := d.destroy(ctx, ds); err != nil {
@@ -550,7 +513,7 @@ func (d *Driver) getVolume(ctx context.Context, id string) (*csi.Volume, error) 
 		return nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
 	}
 	ds := d.cfg.datasetName(id)
-	props, err := d.zfs.Get(ctx, ds, volumeProps...)
+	props, err := d.zfs.Get(ctx, ds, d.volumeProps()...)
 	if zfs.IsNotExist(err) {
 		return nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
 	}
@@ -600,7 +563,7 @@ func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 func (d *Driver) rollback(ds string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = d.share.remove(ctx, ds, zfs.Properties{})
+	_ = d.share.Remove(ctx, ds, zfs.Properties{})
 	if err := d.destroy(ctx, ds); err != nil {
 		d.log.Warn("could not remove a half-made volume", "dataset", ds, "error", err)
 	}

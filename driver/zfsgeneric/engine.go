@@ -1,0 +1,88 @@
+package zfsgeneric
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/switchyard-csi/switchyard/driver/backend"
+	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/zfs"
+)
+
+// Platform is what differs between the ZFS hosts this package's controller
+// drives. zfs-generic-* builds one from the zfs command line over SSH;
+// driver/truenas builds one from the TrueNAS API. Everything else (ids,
+// user properties, volume_context, snapshots, clones, listing, resuming
+// half-made volumes) is the same, so volumes move between them.
+type Platform struct {
+	Driver   string // driver name, as in the config's driver key
+	Block    bool   // volumes are zvols (iscsi, nvmeof), not filesystems
+	Datasets zfs.Datasets
+	Sharer   Sharer
+	// MaxZvolName is the longest "zvol/<dataset>" device name the host
+	// allows, and how to name the host in the error; nil means 255.
+	MaxZvolName func(ctx context.Context) (limit int, host string, err error)
+	// SetPermissions applies zfs.datasetPermissions* to a new filesystem's
+	// mountpoint; nil when the config sets none.
+	SetPermissions func(ctx context.Context, mountpoint string, p Permissions) error
+	// Close releases the connections; may be nil.
+	Close func() error
+}
+
+// Permissions are the zfs.datasetPermissions* keys.
+type Permissions struct {
+	Mode, User, Group string
+	ACLs              []string
+	ACLBinary         string
+}
+
+// IsZero reports whether no permission key is set.
+func (p Permissions) IsZero() bool {
+	return p.Mode == "" && p.User == "" && p.Group == "" && len(p.ACLs) == 0
+}
+
+// ValidateCommon reports the problems in the keys every ZFS backend shares
+// (zfs.*, _private.csi.volume.*, instance_id).
+func ValidateCommon(cfg config.Tree) []config.Problem {
+	r := &reader{cfg: cfg}
+	var s settings
+	parseCommon(r, &s)
+	return r.problems
+}
+
+// NewEngine builds the controller for a platform. opts.Config supplies the
+// common keys; the platform's own keys are its builder's business.
+func NewEngine(opts backend.Options, p Platform) (*Driver, error) {
+	r := &reader{cfg: opts.Config}
+	s := settings{driver: p.Driver, kind: filesystem}
+	if p.Block {
+		s.kind = volume
+	}
+	parseCommon(r, &s)
+	if len(r.problems) > 0 {
+		return nil, config.Problems(r.problems).InFile(opts.File)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("driver", p.Driver)
+	if opts.Connection != "" {
+		log = log.With("connection", opts.Connection)
+	}
+	d := &Driver{cfg: s, zfs: p.Datasets, share: p.Sharer, plat: p, host: &hostInfo{}, log: log}
+	return d, nil
+}
+
+// Permissions returns the configured zfs.datasetPermissions* keys.
+func (d *Driver) Permissions() Permissions {
+	return Permissions{Mode: d.cfg.permMode, User: d.cfg.permUser, Group: d.cfg.permGroup, ACLs: d.cfg.acls, ACLBinary: d.cfg.aclBinary}
+}
+
+// maxZvolName asks the platform for the zvol device name limit.
+func (d *Driver) maxZvolName(ctx context.Context) (int, string, error) {
+	if d.plat.MaxZvolName == nil {
+		return 255, d.cfg.driver, nil
+	}
+	return d.plat.MaxZvolName(ctx)
+}
