@@ -79,6 +79,18 @@ func New(opts backend.Options) (*Driver, error) {
 	if len(problems) > 0 {
 		return nil, config.Problems(problems).InFile(opts.File)
 	}
+	d, err := newCLIDriver(opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.share = newSharer(d)
+	d.plat.Sharer = d.share
+	return d, nil
+}
+
+// newCLIDriver builds a driver that runs the zfs command line over SSH
+// (or locally); the caller sets its sharer.
+func newCLIDriver(opts backend.Options, cfg settings) (*Driver, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -114,8 +126,7 @@ func New(opts backend.Options) (*Driver, error) {
 		log:     log,
 		cliLock: hostLock(hostKey),
 	}
-	d.share = newSharer(d)
-	d.plat = Platform{Driver: cfg.driver, Block: cfg.kind == volume, Datasets: d.zfs, Sharer: d.share,
+	d.plat = Platform{Driver: cfg.driver, Block: cfg.kind == volume, Datasets: d.zfs,
 		MaxZvolName: d.cliMaxZvolName, SetPermissions: d.cliSetPermissions, Close: exec.Close}
 	return d, nil
 }

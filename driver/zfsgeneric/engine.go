@@ -86,3 +86,45 @@ func (d *Driver) maxZvolName(ctx context.Context) (int, string, error) {
 	}
 	return d.plat.MaxZvolName(ctx)
 }
+
+// NewSSHEngine builds the controller for a ZFS host reached over
+// sshConnection (or locally without it) whose volumes are shared by
+// sharer: the freenas-*/truenas-* SSH backends run zfs over SSH and share
+// through the TrueNAS API. The zfs.cli.* and sshConnection.* keys are read
+// here.
+func NewSSHEngine(opts backend.Options, driver string, block bool, sharer Sharer) (*Driver, error) {
+	r := &reader{cfg: opts.Config}
+	s := settings{driver: driver, kind: filesystem}
+	if block {
+		s.kind = volume
+	}
+	if v, ok := opts.Config.Lookup("sshConnection"); ok && v != nil {
+		s.ssh = parseSSH(r)
+	}
+	s.sudo = r.boolean("zfs.cli.sudoEnabled", false)
+	s.paths = zfs.Paths{ZFS: r.str("zfs.cli.paths.zfs"), Zpool: r.str("zfs.cli.paths.zpool"),
+		Sudo: r.str("zfs.cli.paths.sudo"), Chroot: r.str("zfs.cli.paths.chroot")}
+	parseCommon(r, &s)
+	if len(r.problems) > 0 {
+		return nil, config.Problems(r.problems).InFile(opts.File)
+	}
+	d, err := newCLIDriver(opts, s)
+	if err != nil {
+		return nil, err
+	}
+	d.share = sharer
+	d.plat.Sharer = sharer
+	return d, nil
+}
+
+// ValidateSSH reports the problems in sshConnection.* and zfs.cli.* keys.
+func ValidateSSH(cfg config.Tree) []config.Problem {
+	r := &reader{cfg: cfg}
+	if v, ok := cfg.Lookup("sshConnection"); ok && v != nil {
+		parseSSH(r)
+	} else {
+		r.add("sshConnection", "required: this driver runs zfs on the storage host over SSH")
+	}
+	r.boolean("zfs.cli.sudoEnabled", false)
+	return r.problems
+}

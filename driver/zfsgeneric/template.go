@@ -115,3 +115,19 @@ func escapeHandlebars(s string) string {
 	s = strings.ReplaceAll(s, "`", "&#x60;")
 	return strings.ReplaceAll(s, "=", "&#x3D;")
 }
+
+// Template is a democratic-csi Handlebars template (nameTemplate,
+// datasetProperties, comment templates) for backends built on this package.
+type Template struct{ t template }
+
+// ParseTemplate parses a template; the error names what is unsupported.
+func ParseTemplate(s string) (*Template, error) {
+	t, err := parseTemplate(s)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{t: t}, nil
+}
+
+// Render fills in the volume name and StorageClass parameters.
+func (t *Template) Render(name string, params map[string]string) string { return t.t.render(name, params) }
