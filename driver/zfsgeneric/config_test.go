@@ -46,7 +46,7 @@ func TestParseNFSConfig(t *testing.T) {
 	}
 	if s.parent != "tank/k8s/vols" || s.snapshot != "tank/k8s/snaps" || s.kind != filesystem || !s.quotas ||
 		s.ssh == nil || s.ssh.Port != 2222 || s.permUser != "0" || s.share.host != "192.0.2.10" ||
-		len(s.share.props) != 1 || s.share.props[0].value != "rw,no_root_squash" || len(s.datasetProps) != 1 {
+		len(s.share.props) != 1 || s.share.props[0].Value != "rw,no_root_squash" || len(s.datasetProps) != 1 {
 		t.Fatalf("settings: %+v", s)
 	}
 	got := s.datasetProps[0].tmpl.render("pvc-1", map[string]string{"csi.storage.k8s.io/pvc/namespace": "ns", "csi.storage.k8s.io/pvc/name": "data<&>"})

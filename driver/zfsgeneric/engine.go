@@ -44,23 +44,23 @@ func (p Permissions) IsZero() bool {
 // ValidateCommon reports the problems in the keys every ZFS backend shares
 // (zfs.*, _private.csi.volume.*, instance_id).
 func ValidateCommon(cfg config.Tree) []config.Problem {
-	r := &reader{cfg: cfg}
+	r := config.NewReader(cfg)
 	var s settings
 	parseCommon(r, &s)
-	return r.problems
+	return r.Problems()
 }
 
 // NewEngine builds the controller for a platform. opts.Config supplies the
 // common keys; the platform's own keys are its builder's business.
 func NewEngine(opts backend.Options, p Platform) (*Driver, error) {
-	r := &reader{cfg: opts.Config}
+	r := config.NewReader(opts.Config)
 	s := settings{driver: p.Driver, kind: filesystem}
 	if p.Block {
 		s.kind = volume
 	}
 	parseCommon(r, &s)
-	if len(r.problems) > 0 {
-		return nil, config.Problems(r.problems).InFile(opts.File)
+	if len(r.Problems()) > 0 {
+		return nil, config.Problems(r.Problems()).InFile(opts.File)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -93,7 +93,7 @@ func (d *Driver) maxZvolName(ctx context.Context) (int, string, error) {
 // through the TrueNAS API. The zfs.cli.* and sshConnection.* keys are read
 // here.
 func NewSSHEngine(opts backend.Options, driver string, block bool, sharer Sharer) (*Driver, error) {
-	r := &reader{cfg: opts.Config}
+	r := config.NewReader(opts.Config)
 	s := settings{driver: driver, kind: filesystem}
 	if block {
 		s.kind = volume
@@ -101,12 +101,12 @@ func NewSSHEngine(opts backend.Options, driver string, block bool, sharer Sharer
 	if v, ok := opts.Config.Lookup("sshConnection"); ok && v != nil {
 		s.ssh = parseSSH(r)
 	}
-	s.sudo = r.boolean("zfs.cli.sudoEnabled", false)
-	s.paths = zfs.Paths{ZFS: r.str("zfs.cli.paths.zfs"), Zpool: r.str("zfs.cli.paths.zpool"),
-		Sudo: r.str("zfs.cli.paths.sudo"), Chroot: r.str("zfs.cli.paths.chroot")}
+	s.sudo = r.Bool("zfs.cli.sudoEnabled", false)
+	s.paths = zfs.Paths{ZFS: r.Str("zfs.cli.paths.zfs"), Zpool: r.Str("zfs.cli.paths.zpool"),
+		Sudo: r.Str("zfs.cli.paths.sudo"), Chroot: r.Str("zfs.cli.paths.chroot")}
 	parseCommon(r, &s)
-	if len(r.problems) > 0 {
-		return nil, config.Problems(r.problems).InFile(opts.File)
+	if len(r.Problems()) > 0 {
+		return nil, config.Problems(r.Problems()).InFile(opts.File)
 	}
 	d, err := newCLIDriver(opts, s)
 	if err != nil {
@@ -119,12 +119,12 @@ func NewSSHEngine(opts backend.Options, driver string, block bool, sharer Sharer
 
 // ValidateSSH reports the problems in sshConnection.* and zfs.cli.* keys.
 func ValidateSSH(cfg config.Tree) []config.Problem {
-	r := &reader{cfg: cfg}
+	r := config.NewReader(cfg)
 	if v, ok := cfg.Lookup("sshConnection"); ok && v != nil {
 		parseSSH(r)
 	} else {
-		r.add("sshConnection", "required: this driver runs zfs on the storage host over SSH")
+		r.Add("sshConnection", "required: this driver runs zfs on the storage host over SSH")
 	}
-	r.boolean("zfs.cli.sudoEnabled", false)
-	return r.problems
+	r.Bool("zfs.cli.sudoEnabled", false)
+	return r.Problems()
 }

@@ -57,7 +57,7 @@ type propertyShare struct {
 func (s propertyShare) Create(_ context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error) {
 	var props []zfs.Prop
 	for _, p := range s.d.cfg.share.props {
-		props = append(props, zfs.Prop{Name: p.key, Value: p.value})
+		props = append(props, zfs.Prop{Name: p.Key, Value: p.Value})
 	}
 	vc := map[string]string{"node_attach_driver": s.attach, "server": s.d.cfg.share.host}
 	if s.attach == "nfs" {

@@ -32,19 +32,19 @@ func (s iscsiShare) Create(ctx context.Context, r ShareRequest) (map[string]stri
 	w("cd /iscsi", "create "+iqn, "cd /iscsi/"+iqn+"/tpg1")
 	var secrets []string
 	for _, a := range sh.tpgAttrs {
-		w("set attribute " + a.key + "=" + a.value)
+		w("set attribute " + a.Key + "=" + a.Value)
 	}
 	for _, a := range sh.tpgAuth {
-		w("set auth " + a.key + "=" + a.value)
-		if strings.Contains(a.key, "password") {
-			secrets = append(secrets, a.value)
+		w("set auth " + a.Key + "=" + a.Value)
+		if strings.Contains(a.Key, "password") {
+			secrets = append(secrets, a.Value)
 		}
 	}
 	w("cd /backstores/block", "create "+asset+" /dev/zvol/"+r.Dataset)
 	if len(sh.blockAttrs) > 0 {
 		w("cd /backstores/block/" + asset)
 		for _, a := range sh.blockAttrs {
-			w("set attribute " + a.key + "=" + a.value)
+			w("set attribute " + a.Key + "=" + a.Value)
 		}
 	}
 	w("cd /iscsi/"+iqn+"/tpg1/luns", "create /backstores/block/"+asset)

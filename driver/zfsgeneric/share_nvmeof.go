@@ -67,7 +67,7 @@ func (s nvmeofShare) Create(ctx context.Context, r ShareRequest) (map[string]str
 	}
 	w("cd /subsystems", "create "+nqn, "cd "+nqn)
 	for _, a := range sh.subsystemAttrs {
-		w("set attr " + a.key + "=" + a.value)
+		w("set attr " + a.Key + "=" + a.Value)
 	}
 	w("cd namespaces", "create "+nsid, "cd "+nsid, "set device path=/dev/zvol/"+r.Dataset, "enable")
 	for _, p := range sh.ports {

@@ -1,4 +1,4 @@
-package zfsgeneric
+package config
 
 import (
 	"fmt"
@@ -6,18 +6,27 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/driver/config"
 )
 
-// reader reads typed values from a config tree, collecting one Problem per
+// Reader reads typed values from a config tree, collecting one Problem per
 // bad key instead of stopping at the first.
-type reader struct {
-	cfg      config.Tree
-	problems []config.Problem
+type Reader struct {
+	cfg      Tree
+	problems []Problem
 }
 
-func (r *reader) add(key, format string, args ...any) {
-	r.problems = append(r.problems, config.Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+// NewReader reads from t.
+func NewReader(t Tree) *Reader { return &Reader{cfg: t} }
+
+// Problems are the problems found so far.
+func (r *Reader) Problems() []Problem { return r.problems }
+
+// Tree is the tree being read.
+func (r *Reader) Tree() Tree { return r.cfg }
+
+// Add records a problem with key.
+func (r *Reader) Add(key, format string, args ...any) {
+	r.problems = append(r.problems, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
 // scalar renders a YAML scalar as democratic-csi would see it in a string
@@ -44,7 +53,7 @@ func scalar(v any) (string, bool) {
 
 func describe(v any) string {
 	switch v.(type) {
-	case map[string]any, config.Tree:
+	case map[string]any, Tree:
 		return "a map"
 	case []any:
 		return "a list"
@@ -52,30 +61,31 @@ func describe(v any) string {
 	return fmt.Sprintf("%v", v)
 }
 
-// str reads a scalar as a string ("" when absent).
-func (r *reader) str(key string) string {
+// Str reads a scalar as a string ("" when absent).
+func (r *Reader) Str(key string) string {
 	v, ok := r.cfg.Lookup(key)
 	if !ok {
 		return ""
 	}
 	s, isScalar := scalar(v)
 	if !isScalar {
-		r.add(key, "must be a single value, got %s", describe(v))
+		r.Add(key, "must be a single value, got %s", describe(v))
 	}
 	return strings.TrimSpace(s)
 }
 
-func (r *reader) required(key, what string) string {
-	s := r.str(key)
+// Required reads a scalar that must be set; what says what it is for.
+func (r *Reader) Required(key, what string) string {
+	s := r.Str(key)
 	if s == "" {
-		r.add(key, "required: %s", what)
+		r.Add(key, "required: %s", what)
 	}
 	return s
 }
 
-// boolean reads true/false (also "true"/"false" strings, as YAML configs
+// Bool reads true/false (also "true"/"false" strings, as YAML configs
 // written for democratic-csi often quote them).
-func (r *reader) boolean(key string, def bool) bool {
+func (r *Reader) Bool(key string, def bool) bool {
 	v, ok := r.cfg.Lookup(key)
 	if !ok || v == nil || v == "" {
 		return def
@@ -88,12 +98,12 @@ func (r *reader) boolean(key string, def bool) bool {
 			return b
 		}
 	}
-	r.add(key, "must be true or false, got %s", describe(v))
+	r.Add(key, "must be true or false, got %s", describe(v))
 	return def
 }
 
-// list reads a list of scalars (a single scalar is a one-item list).
-func (r *reader) list(key string) []string {
+// List reads a list of scalars (a single scalar is a one-item list).
+func (r *Reader) List(key string) []string {
 	v, ok := r.cfg.Lookup(key)
 	if !ok || v == nil {
 		return nil
@@ -103,14 +113,14 @@ func (r *reader) list(key string) []string {
 		if s, isScalar := scalar(v); isScalar && s != "" {
 			return []string{s}
 		}
-		r.add(key, "must be a list, got %s", describe(v))
+		r.Add(key, "must be a list, got %s", describe(v))
 		return nil
 	}
 	var out []string
 	for i, it := range items {
 		s, isScalar := scalar(it)
 		if !isScalar {
-			r.add(fmt.Sprintf("%s[%d]", key, i), "must be a single value, got %s", describe(it))
+			r.Add(fmt.Sprintf("%s[%d]", key, i), "must be a single value, got %s", describe(it))
 			continue
 		}
 		out = append(out, s)
@@ -118,18 +128,18 @@ func (r *reader) list(key string) []string {
 	return out
 }
 
-// kv is one key/value of a config map, in key order.
-type kv struct{ key, value string }
+// KV is one key/value of a config map.
+type KV struct{ Key, Value string }
 
-// pairs reads a map of scalars, sorted by key so commands are deterministic.
-func (r *reader) pairs(key string) []kv {
+// Pairs reads a map of scalars, sorted by key so commands are deterministic.
+func (r *Reader) Pairs(key string) []KV {
 	v, ok := r.cfg.Lookup(key)
 	if !ok || v == nil {
 		return nil
 	}
 	m := r.cfg.Sub(key)
 	if m == nil {
-		r.add(key, "must be a map of names to values, got %s", describe(v))
+		r.Add(key, "must be a map of names to values, got %s", describe(v))
 		return nil
 	}
 	keys := make([]string, 0, len(m))
@@ -137,14 +147,14 @@ func (r *reader) pairs(key string) []kv {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out []kv
+	var out []KV
 	for _, k := range keys {
 		s, isScalar := scalar(m[k])
 		if !isScalar {
-			r.add(key+"."+k, "must be a single value, got %s", describe(m[k]))
+			r.Add(key+"."+k, "must be a single value, got %s", describe(m[k]))
 			continue
 		}
-		out = append(out, kv{k, s})
+		out = append(out, KV{k, s})
 	}
 	return out
 }
