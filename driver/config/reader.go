@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
 )
 
 // Reader reads typed values from a config tree, collecting one Problem per

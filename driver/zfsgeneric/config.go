@@ -50,8 +50,8 @@ type propTemplate struct {
 
 // shareSettings holds the keys of the protocol section.
 type shareSettings struct {
-	host  string // nfs/smb shareHost
-	props []config.KV   // nfs/smb: share, sharenfs / sharesmb
+	host  string      // nfs/smb shareHost
+	props []config.KV // nfs/smb: share, sharenfs / sharesmb
 
 	// iscsi and nvmeof
 	basename     string

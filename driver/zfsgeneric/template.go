@@ -130,4 +130,6 @@ func ParseTemplate(s string) (*Template, error) {
 }
 
 // Render fills in the volume name and StorageClass parameters.
-func (t *Template) Render(name string, params map[string]string) string { return t.t.render(name, params) }
+func (t *Template) Render(name string, params map[string]string) string {
+	return t.t.render(name, params)
+}
