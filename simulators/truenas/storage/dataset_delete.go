@@ -1,0 +1,226 @@
+package storage
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
+)
+
+func (s *service) deleteOptionsSchema() schema {
+	return schema{name: "options", pydantic: s.pydantic(), fields: []field{
+		{name: "recursive", typ: tBool, def: false},
+		{name: "force", typ: tBool, def: false},
+	}}
+}
+
+// datasetDelete is pool.dataset.delete(id, {recursive, force}): it
+// refuses a dataset with children unless recursive, removes what is
+// attached to the dataset and its descendants (shares, extents,
+// namespaces: the dataset-delete hooks), then destroys it.
+func (s *service) datasetDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+	if err := positional(params, 2); err != nil {
+		return nil, err
+	}
+	id, err := stringParam(params, 0, "id")
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.deleteOptionsSchema().parse(param(params, 1))
+	if err != nil {
+		return nil, err
+	}
+	recursive := o.boolean("recursive")
+	in, err := s.m.Get(id)
+	if err != nil || in.Type == zfsmodel.Snapshot || isInternal(id) {
+		return nil, mw.NotFound("PoolDataset", id)
+	}
+	if !recursive && len(in.Children) > 0 {
+		return nil, &mw.CallError{Errno: mw.ENOTEMPTY,
+			Message: "Failed to delete dataset: cannot destroy " + pyRepr(id) + ": filesystem has children"}
+	}
+	victims, err := s.m.List(id, true, zfsmodel.Filesystem|zfsmodel.Volume)
+	if err != nil {
+		return nil, callErrFull("Failed to delete dataset: ", err)
+	}
+	root := !strings.Contains(id, "/")
+	if root {
+		// the pool's root dataset stays; recursive deletes its children
+		victims = victims[1:]
+		if !recursive {
+			return nil, &mw.CallError{Errno: mw.EINVAL, Message: "Failed to delete dataset: cannot destroy " + pyRepr(id) + ": operation does not apply to pools"}
+		}
+	}
+	// check what zfs destroy would refuse (clones, busy) before shares go
+	for _, d := range s.destroyTargets(id, root) {
+		if err := s.m.Destroy(d, zfsmodel.DestroyOptions{Recursive: recursive, Force: o.boolean("force"), DryRun: true}); err != nil {
+			return nil, callErrFull("Failed to delete dataset: ", err)
+		}
+	}
+	// deepest first, as the attachments of children go with them
+	sort.SliceStable(victims, func(i, j int) bool { return strings.Count(victims[i], "/") > strings.Count(victims[j], "/") })
+	for _, v := range victims {
+		if err := s.r.DatasetDeleted(c, v); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range s.destroyTargets(id, root) {
+		err := s.m.Destroy(d, zfsmodel.DestroyOptions{Recursive: recursive, Force: o.boolean("force")})
+		if err != nil {
+			if zfsmodel.KindOf(err) == zfsmodel.KindNotFound {
+				return nil, &mw.CallError{Errno: mw.ENOENT, Message: "Dataset " + d + " does not exist"}
+			}
+			return nil, callErrFull("Failed to delete dataset: ", err)
+		}
+	}
+	s.log.Debug("pool.dataset.delete", "name", id, "recursive", recursive)
+	return true, nil
+}
+
+// destroyTargets is what zfs destroy runs on: the dataset, or the children
+// of a pool's root dataset.
+func (s *service) destroyTargets(id string, root bool) []string {
+	if !root {
+		return []string{id}
+	}
+	in, err := s.m.Get(id)
+	if err != nil {
+		return nil
+	}
+	return in.Children
+}
+
+// datasetPromote is pool.dataset.promote(id).
+func (s *service) datasetPromote(_ *mw.Call, params []json.RawMessage) (any, error) {
+	if err := positional(params, 1); err != nil {
+		return nil, err
+	}
+	id, err := stringParam(params, 0, "id")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.m.Promote(id); err != nil {
+		return nil, callErrFull("", err)
+	}
+	return nil, nil
+}
+
+// destroySnapshotsSpec is the "snapshots" argument of destroy_snapshots.
+func destroySnapshotsSpec(pyd bool) *schema {
+	return &schema{name: "snapshots", pydantic: pyd, fields: []field{
+		{name: "all", typ: tBool, def: false},
+		{name: "recursive", typ: tBool, def: false},
+		{name: "snapshots", typ: tList, def: []any{}},
+	}}
+}
+
+// destroySnapshotsArgs reads destroy_snapshots' arguments: in 24.10 one
+// object {name, snapshots}, from 25.04 (pydantic) two parameters (name,
+// snapshots), snapshots being required.
+func (s *service) destroySnapshotsArgs(params []json.RawMessage) (string, args, error) {
+	if !s.v.AtLeast(25, 4, 0) {
+		if err := positional(params, 1); err != nil {
+			return "", nil, err
+		}
+		sc := schema{name: "args", fields: []field{
+			{name: "name", typ: tStr, required: true},
+			{name: "snapshots", typ: tObj, obj: destroySnapshotsSpec(false), def: args{"all": false, "recursive": false, "snapshots": []any{}}},
+		}}
+		a, err := sc.parse(param(params, 0))
+		if err != nil {
+			return "", nil, err
+		}
+		return a.str("name"), a.sub("snapshots"), nil
+	}
+	if err := positional(params, 2); err != nil {
+		return "", nil, err
+	}
+	name, err := stringParam(params, 0, "name")
+	if err != nil {
+		if len(param(params, 0)) == 0 {
+			return "", nil, mw.Invalid("name", "Field required")
+		}
+		return "", nil, mw.Invalid("name", "Input should be a valid string")
+	}
+	if raw := param(params, 1); len(raw) == 0 || string(raw) == "null" {
+		return "", nil, mw.Invalid("snapshots", "Field required")
+	}
+	spec, err := destroySnapshotsSpec(true).parse(param(params, 1))
+	return name, spec, err
+}
+
+// datasetDestroySnapshots is the pool.dataset.destroy_snapshots job: it
+// destroys all, named, or ranges ({start, end}) of a dataset's snapshots
+// (recursive: also its descendants') and returns the names destroyed.
+func (s *service) datasetDestroySnapshots(c *mw.Call, params []json.RawMessage) (any, error) {
+	name, spec, err := s.destroySnapshotsArgs(params)
+	if err != nil {
+		return nil, err
+	}
+	if !s.m.Exists(name) || strings.Contains(name, "@") {
+		return nil, &mw.CallError{Errno: mw.ENOENT, Message: name + " does not exist"}
+	}
+	progress(c, 0, "Destroying snapshots")
+	var datasets []string
+	if spec.boolean("recursive") {
+		datasets, _ = s.m.List(name, true, zfsmodel.Filesystem|zfsmodel.Volume)
+	} else {
+		datasets = []string{name}
+	}
+	destroyed := []string{}
+	for _, ds := range datasets {
+		in, err := s.m.Get(ds)
+		if err != nil {
+			continue
+		}
+		for _, snap := range selectSnapshots(in.Snapshots, spec) {
+			if err := s.m.Destroy(snap, zfsmodel.DestroyOptions{}); err != nil {
+				return nil, callErrFull("", err)
+			}
+			destroyed = append(destroyed, snap)
+		}
+	}
+	progress(c, 100, "Snapshots destroyed")
+	return destroyed, nil
+}
+
+// selectSnapshots picks from a dataset's snapshots (oldest first) those a
+// destroy_snapshots spec names.
+func selectSnapshots(snaps []string, spec args) []string {
+	if spec.boolean("all") {
+		return append([]string{}, snaps...)
+	}
+	short := func(full string) string { _, s, _ := strings.Cut(full, "@"); return s }
+	pick := map[string]bool{}
+	l, _ := spec["snapshots"].([]any)
+	for _, it := range l {
+		switch x := it.(type) {
+		case string:
+			pick[x] = true
+		case map[string]any:
+			start, _ := x["start"].(string)
+			end, _ := x["end"].(string)
+			in := start == ""
+			for _, sn := range snaps {
+				if short(sn) == start {
+					in = true
+				}
+				if in {
+					pick[short(sn)] = true
+				}
+				if short(sn) == end {
+					in = false
+				}
+			}
+		}
+	}
+	var out []string
+	for _, sn := range snaps {
+		if pick[short(sn)] {
+			out = append(out, sn)
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package storage
+
+import (
+	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
+)
+
+// entryProp maps a ZFS property to the dataset entry attribute the
+// middleware reports it as (get_props_of_interest_mapping).
+type entryProp struct {
+	zfs, api string
+	xf       func(string) any
+}
+
+var entryProps = []entryProp{
+	{"org.freenas:description", "comments", nil},
+	{"org.freenas:quota_warning", "quota_warning", nil},
+	{"org.freenas:quota_critical", "quota_critical", nil},
+	{"org.freenas:refquota_warning", "refquota_warning", nil},
+	{"org.freenas:refquota_critical", "refquota_critical", nil},
+	{"org.truenas:managedby", "managedby", nil},
+	{"dedup", "deduplication", upper},
+	{"aclmode", "aclmode", upper},
+	{"acltype", "acltype", upper},
+	{"xattr", "xattr", upper},
+	{"atime", "atime", upper},
+	{"casesensitivity", "casesensitivity", upper},
+	{"checksum", "checksum", upper},
+	{"exec", "exec", upper},
+	{"sync", "sync", upper},
+	{"compression", "compression", upper},
+	{"compressratio", "compressratio", nil},
+	{"origin", "origin", nil},
+	{"quota", "quota", nullNone},
+	{"refquota", "refquota", nullNone},
+	{"reservation", "reservation", nullNone},
+	{"refreservation", "refreservation", nullNone},
+	{"copies", "copies", nil},
+	{"snapdir", "snapdir", upper},
+	{"readonly", "readonly", upper},
+	{"recordsize", "recordsize", nil},
+	{"volsize", "volsize", nil},
+	{"volblocksize", "volblocksize", nil},
+	{"keyformat", "key_format", func(s string) any {
+		if s == "none" {
+			return nil
+		}
+		return strings.ToUpper(s)
+	}},
+	{"encryption", "encryption_algorithm", func(s string) any {
+		if s == "off" {
+			return nil
+		}
+		return strings.ToUpper(s)
+	}},
+	{"used", "used", nil},
+	{"usedbychildren", "usedbychildren", nil},
+	{"usedbydataset", "usedbydataset", nil},
+	{"usedbyrefreservation", "usedbyrefreservation", nil},
+	{"usedbysnapshots", "usedbysnapshots", nil},
+	{"available", "available", nil},
+	{"special_small_blocks", "special_small_block_size", nil},
+	{"pbkdf2iters", "pbkdf2iters", nil},
+	{"creation", "creation", nil},
+	{"snapdev", "snapdev", upper},
+}
+
+// internalUserProps are the user properties the middleware shows as
+// attributes of their own (comments, managedby, ...) rather than in
+// user_properties.
+var internalUserProps = map[string]bool{
+	"org.freenas:description": true, "org.freenas:quota_warning": true, "org.freenas:quota_critical": true,
+	"org.freenas:refquota_warning": true, "org.freenas:refquota_critical": true, "org.truenas:managedby": true,
+}
+
+// entryOpts are the query-options.extra that shape entries.
+type entryOpts struct {
+	props     map[string]bool // properties to report (ZFS names); nil = all
+	userProps bool            // report user_properties
+}
+
+// baseEntry builds a dataset's entry without its children.
+func baseEntry(in *zfsmodel.Info, o entryOpts) map[string]any {
+	typ := "FILESYSTEM"
+	if in.Type == zfsmodel.Volume {
+		typ = "VOLUME"
+	}
+	pool, _, _ := strings.Cut(in.Name, "/")
+	e := map[string]any{
+		"id": in.Name, "name": in.Name, "pool": pool, "type": typ,
+		"encrypted": false, "encryption_root": nil, "key_loaded": false, "locked": false,
+		"children": []any{}, "user_properties": map[string]any{},
+	}
+	want := func(p string) bool { return o.props == nil || o.props[p] }
+	for _, p := range entryProps {
+		if !want(p.zfs) {
+			continue
+		}
+		pv, ok := in.Props[p.zfs]
+		switch {
+		case ok && isUserProp(p.zfs):
+			e[p.api] = userPropEntry(pv)
+		case ok:
+			e[p.api] = propEntry(p.zfs, pv, p.xf)
+		case p.zfs == "origin":
+			// not a clone: libzfs reports an empty origin
+			e[p.api] = map[string]any{"parsed": "", "rawvalue": "", "value": "", "source": "NONE", "source_info": nil}
+		}
+	}
+	if want("mountpoint") {
+		if pv, ok := in.Props["mountpoint"]; ok {
+			switch pv.Value {
+			case "none":
+				e["mountpoint"] = nil
+			case "legacy":
+				e["mountpoint"] = "legacy"
+			default:
+				e["mountpoint"] = apiMountpoint(pv.Value)
+			}
+		}
+	}
+	if typ == "VOLUME" {
+		e["mountpoint"] = nil
+	}
+	if o.userProps {
+		up := map[string]any{}
+		for k, pv := range in.Props {
+			if isUserProp(k) && !internalUserProps[k] {
+				up[k] = userPropEntry(pv)
+			}
+		}
+		e["user_properties"] = up
+	}
+	return e
+}
+
+// isInternal are the datasets pool.dataset.query hides (the system
+// dataset, apps, ...).
+func isInternal(name string) bool {
+	for _, frag := range []string{"/.system", "/ix-applications/", "/ix-apps", "/.ix-virt"} {
+		if strings.Contains(name, frag) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,176 @@
+package storage
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
+)
+
+// datasetExtra is query-options.extra of pool.dataset.query.
+type datasetExtra struct {
+	flat, children bool
+	entry          entryOpts
+}
+
+func parseDatasetExtra(extra map[string]any) datasetExtra {
+	x := datasetExtra{flat: true, children: true, entry: entryOpts{userProps: true}}
+	if b, ok := extra["flat"].(bool); ok {
+		x.flat = b
+	}
+	if b, ok := extra["retrieve_children"].(bool); ok {
+		x.children = b
+	}
+	for _, k := range []string{"retrieve_user_props", "user_properties"} {
+		if b, ok := extra[k].(bool); ok {
+			x.entry.userProps = b
+		}
+	}
+	if l, ok := extra["properties"].([]any); ok {
+		x.entry.props = map[string]bool{}
+		for _, p := range l {
+			if s, ok := p.(string); ok {
+				x.entry.props[s] = true
+			}
+		}
+	}
+	return x
+}
+
+// singleName recognises the common [["id", "=", name]] filter so that only
+// that dataset (and its descendants) is read, as the middleware does.
+func singleName(filters []any) (string, bool) {
+	if len(filters) != 1 {
+		return "", false
+	}
+	f, ok := filters[0].([]any)
+	if !ok || len(f) != 3 || f[1] != "=" || (f[0] != "id" && f[0] != "name") {
+		return "", false
+	}
+	name, ok := f[2].(string)
+	return name, ok
+}
+
+// datasetRows builds the entries a query filters.
+func (s *service) datasetRows(filters []any, x datasetExtra) ([]mw.Row, error) {
+	var names []string
+	if name, ok := singleName(filters); ok {
+		if strings.Contains(name, "@") || !s.m.Exists(name) {
+			return nil, nil
+		}
+		if x.children {
+			names, _ = s.m.List(name, true, zfsmodel.Filesystem|zfsmodel.Volume)
+		} else {
+			names = []string{name}
+		}
+	} else {
+		var err error
+		if names, err = s.m.List("", true, zfsmodel.Filesystem|zfsmodel.Volume); err != nil {
+			return nil, err
+		}
+	}
+	entries := map[string]map[string]any{}
+	kids := map[string][]string{}
+	var order []string
+	for _, n := range names {
+		if isInternal(n) {
+			continue
+		}
+		in, err := s.m.Get(n)
+		if err != nil {
+			continue // destroyed meanwhile
+		}
+		entries[n] = baseEntry(in, x.entry)
+		kids[n] = in.Children
+		order = append(order, n)
+	}
+	if x.children {
+		for _, n := range order {
+			list := []any{}
+			for _, k := range kids[n] {
+				if e, ok := entries[k]; ok {
+					list = append(list, e)
+				}
+			}
+			entries[n]["children"] = list
+		}
+	}
+	rows := make([]mw.Row, 0, len(order))
+	for _, n := range order {
+		if !x.flat && strings.Contains(n, "/") {
+			continue
+		}
+		rows = append(rows, entries[n])
+	}
+	return rows, nil
+}
+
+func (s *service) datasetQuery(_ *mw.Call, params []json.RawMessage) (any, error) {
+	if err := positional(params, 2); err != nil {
+		return nil, err
+	}
+	filters, opts, err := mw.ParseQuery(params, "pool_dataset_query")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.datasetRows(filters, parseDatasetExtra(opts.Extra))
+	if err != nil {
+		return nil, err
+	}
+	return mw.Query(rows, filters, opts)
+}
+
+// getInstance runs query [["id", "=", id]] with options and returns the
+// first row, or InstanceNotFound "<verbose> <id> does not exist".
+func getInstance(params []json.RawMessage, verbose string, query mw.Handler) (any, error) {
+	if err := positional(params, 2); err != nil {
+		return nil, err
+	}
+	var id any
+	if raw := param(params, 0); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return nil, mw.Invalid("id", "Invalid JSON")
+		}
+	}
+	if id == nil {
+		return nil, mw.Invalid("id", "attribute required")
+	}
+	f, _ := json.Marshal([]any{[]any{"id", "=", id}})
+	opts := param(params, 1)
+	if len(opts) > 0 && string(opts) != "null" {
+		var o map[string]any
+		if err := json.Unmarshal(opts, &o); err != nil {
+			return nil, mw.Invalid("options", "Not a dictionary")
+		}
+		delete(o, "get") // get_instance always takes the first match itself
+		opts, _ = json.Marshal(o)
+	}
+	qp := []json.RawMessage{f}
+	if len(opts) > 0 {
+		qp = append(qp, opts)
+	}
+	res, err := query(nil, qp)
+	if err != nil {
+		return nil, err
+	}
+	switch l := res.(type) {
+	case []mw.Row:
+		if len(l) > 0 {
+			return l[0], nil
+		}
+	case mw.Row:
+		return l, nil
+	}
+	return nil, mw.NotFound(verbose, id)
+}
+
+func (s *service) datasetGetInstance(_ *mw.Call, params []json.RawMessage) (any, error) {
+	return getInstance(params, "PoolDataset", s.datasetQuery)
+}
+
+// datasetEntry is get_instance for the handlers' results.
+func (s *service) datasetEntry(name string) (any, error) {
+	id, _ := json.Marshal(name)
+	return s.datasetGetInstance(nil, []json.RawMessage{id})
+}

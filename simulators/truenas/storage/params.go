@@ -1,0 +1,48 @@
+package storage
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+)
+
+// Handlers receive JSON-RPC positional parameters; these read them.
+
+// positional checks the number of positional parameters.
+func positional(params []json.RawMessage, max int) error {
+	if len(params) > max {
+		return mw.Invalid("", "Too many arguments (expected %d, found %d)", max, len(params))
+	}
+	return nil
+}
+
+// param returns positional parameter i (nil when absent).
+func param(params []json.RawMessage, i int) json.RawMessage {
+	if i < len(params) {
+		return params[i]
+	}
+	return nil
+}
+
+// stringParam decodes positional parameter i as a non-empty string (an
+// id); attr names it in errors.
+func stringParam(params []json.RawMessage, i int, attr string) (string, error) {
+	raw := param(params, i)
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		if len(raw) == 0 {
+			return "", mw.Invalid(attr, "attribute required")
+		}
+		return "", mw.Invalid(attr, "Not a string")
+	}
+	return s, nil
+}
+
+// pyRepr is Python's repr() of a str, as f"{x!r}" prints it.
+func pyRepr(s string) string {
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		return `"` + s + `"`
+	}
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}

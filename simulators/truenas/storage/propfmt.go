@@ -1,0 +1,178 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
+)
+
+// The middleware reports each ZFS property as {parsed, rawvalue, value,
+// source, source_info} (py-libzfs): rawvalue is what zfs get -p prints,
+// value what zfs get prints (sizes as "1G"), parsed a typed rawvalue (an
+// int for sizes, a bool for on/off, a string otherwise).
+
+// byteStats are read-only space figures, printed with a B unit below 1K.
+var byteStats = map[string]bool{
+	"used": true, "available": true, "referenced": true, "logicalreferenced": true,
+	"usedbydataset": true, "usedbysnapshots": true, "usedbychildren": true,
+	"usedbyrefreservation": true, "logicalused": true, "written": true,
+}
+
+// noneZero are the sizes where 0 means "none".
+var noneZero = map[string]bool{"quota": true, "refquota": true, "reservation": true, "refreservation": true}
+
+// sizes are other byte-valued properties.
+var sizes = map[string]bool{
+	"volsize": true, "volblocksize": true, "recordsize": true, "special_small_blocks": true,
+}
+
+// plainNumbers print as they are (no unit).
+var plainNumbers = map[string]bool{
+	"createtxg": true, "guid": true, "objsetid": true, "userrefs": true, "pbkdf2iters": true,
+	"copies": true,
+}
+
+// niceNum is zfs_nicenum_format: 1024-based units in at most 5 characters
+// where possible ("1.50G", "96K"); withB adds the B unit below 1K.
+func niceNum(num uint64, withB bool) string {
+	units := []string{"", "K", "M", "G", "T", "P", "E"}
+	if withB {
+		units[0] = "B"
+	}
+	n, index := num, 0
+	for n >= 1024 && index < 6 {
+		n /= 1024
+		index++
+	}
+	div := math.Pow(1024, float64(index))
+	if index == 0 || num%uint64(div) == 0 {
+		return fmt.Sprintf("%d%s", n, units[index])
+	}
+	var s string
+	for i := 2; i >= 0; i-- {
+		s = strconv.FormatFloat(float64(num)/div, 'f', i, 64) + units[index]
+		if len(s) <= 5 {
+			break
+		}
+	}
+	return s
+}
+
+// human is what zfs get (without -p) prints for a property whose literal
+// value is raw.
+func human(prop, raw string) string {
+	n, err := strconv.ParseUint(raw, 10, 64)
+	switch {
+	case prop == "creation" && err == nil:
+		t := time.Unix(int64(n), 0).Local()
+		return fmt.Sprintf("%s %s %2d %2d:%02d %d", t.Weekday().String()[:3], t.Month().String()[:3],
+			t.Day(), t.Hour(), t.Minute(), t.Year())
+	case prop == "compressratio" || prop == "refcompressratio":
+		return raw + "x"
+	case err != nil || plainNumbers[prop]:
+		return raw
+	case noneZero[prop] && n == 0:
+		return "none"
+	case byteStats[prop] || noneZero[prop]:
+		return niceNum(n, true)
+	case sizes[prop]:
+		return niceNum(n, false)
+	}
+	return raw
+}
+
+// parsed types a literal value as py-libzfs does.
+func parsed(prop, raw string) any {
+	if prop == "creation" {
+		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+			return map[string]any{"$date": n * 1000}
+		}
+	}
+	if byteStats[prop] || noneZero[prop] || sizes[prop] || plainNumbers[prop] {
+		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+			if noneZero[prop] && n == 0 {
+				return nil
+			}
+			return n
+		}
+	}
+	if booleans[prop] {
+		switch raw {
+		case "on", "yes":
+			return true
+		case "off", "no":
+			return false
+		}
+	}
+	return raw
+}
+
+// booleans are the on/off properties libzfs parses as booleans.
+var booleans = map[string]bool{
+	"atime": true, "readonly": true, "exec": true, "devices": true, "setuid": true, "zoned": true,
+	"vscan": true, "nbmand": true, "relatime": true, "overlay": true, "utf8only": true,
+	"mounted": true, "defer_destroy": true,
+}
+
+// sourceName is the middleware's name of a property source.
+func sourceName(s zfsmodel.Source) string {
+	switch s {
+	case zfsmodel.SourceDefault:
+		return "DEFAULT"
+	case zfsmodel.SourceLocal:
+		return "LOCAL"
+	case zfsmodel.SourceInherited:
+		return "INHERITED"
+	case zfsmodel.SourceTemporary:
+		return "TEMPORARY"
+	case zfsmodel.SourceReceived:
+		return "RECEIVED"
+	}
+	return "NONE"
+}
+
+// propEntry is one property of an entry. value is transformed by xf (the
+// middleware upper-cases enums, turns "none" into null, ...).
+func propEntry(prop string, pv zfsmodel.PropValue, xf func(string) any) map[string]any {
+	raw := pv.Value
+	var info any
+	if pv.Source == zfsmodel.SourceInherited && pv.From != "" {
+		info = pv.From
+	}
+	var value any = human(prop, raw)
+	if xf != nil {
+		value = xf(human(prop, raw))
+	}
+	return map[string]any{
+		"parsed": parsed(prop, raw), "rawvalue": raw, "value": value,
+		"source": sourceName(pv.Source), "source_info": info,
+	}
+}
+
+// userPropEntry is a user property: every form is the string itself.
+func userPropEntry(pv zfsmodel.PropValue) map[string]any {
+	var info any
+	if pv.Source == zfsmodel.SourceInherited && pv.From != "" {
+		info = pv.From
+	}
+	return map[string]any{
+		"parsed": pv.Value, "rawvalue": pv.Value, "value": pv.Value,
+		"source": sourceName(pv.Source), "source_info": info,
+	}
+}
+
+func upper(s string) any { return strings.ToUpper(s) }
+
+// nullNone is the middleware's _null: "none" becomes null.
+func nullNone(s string) any {
+	if s == "none" {
+		return nil
+	}
+	return s
+}
+
+func isUserProp(name string) bool { return strings.Contains(name, ":") }

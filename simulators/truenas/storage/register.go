@@ -1,0 +1,74 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
+)
+
+// Options configure Register.
+type Options struct {
+	// Logger receives debug lines about what the services did; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// service holds what every handler needs. It keeps no state of its own:
+// datasets, snapshots and their properties all live in the model, which is
+// safe for concurrent use.
+type service struct {
+	r   *mw.Registry
+	m   *zfsmodel.Model
+	v   mw.Version
+	log *slog.Logger
+}
+
+// Register adds the storage methods of TrueNAS version v to r, served
+// from m: pool.query/get_instance, pool.dataset.*, zfs.snapshot.* (up to
+// 25.04) or pool.snapshot.* (25.10 on), filesystem.setperm/chown/stat and
+// replication.run_onetime.
+func Register(r *mw.Registry, m *zfsmodel.Model, v mw.Version, o Options) error {
+	if r == nil || m == nil {
+		return errors.New("storage: Register needs a registry and a model")
+	}
+	if !v.AtLeast(24, 10, 0) {
+		return fmt.Errorf("storage: TrueNAS %s is not simulated (24.10 or later)", v)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &service{r: r, m: m, v: v, log: log}
+	s.registerPool()
+	s.registerDataset()
+	s.registerSnapshot()
+	s.registerFilesystem()
+	s.registerReplication()
+	return nil
+}
+
+// pydantic reports whether a namespace's methods validate their arguments
+// with the new (pydantic) API models in this version, which changes the
+// wording of schema errors. pool.dataset, the snapshot service and
+// replication moved in 25.10; filesystem moved in 25.04.
+func (s *service) pydantic() bool { return s.v.AtLeast(25, 10, 0) }
+
+// snapshotNS is the public snapshot namespace: zfs.snapshot up to 25.04,
+// pool.snapshot from 25.10 (zfs.snapshot became private then).
+func (s *service) snapshotNS() string {
+	if s.v.AtLeast(25, 10, 0) {
+		return "pool.snapshot"
+	}
+	return "zfs.snapshot"
+}
+
+// progress reports job progress when the call is a job.
+func progress(c *mw.Call, pct float64, desc string) {
+	if c != nil && c.Progress != nil {
+		c.Progress(pct, desc)
+	}
+}
