@@ -1,0 +1,302 @@
+package truenas
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/truenas/api"
+	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+)
+
+// parseHTTP reads httpConnection (democratic-csi's keys plus switchyard's
+// transport, allowPlaintextApiKey, caCert, timeout, maxConcurrentCalls).
+func parseHTTP(r *config.Reader) api.Config {
+	c := api.Config{
+		Host:                 r.Required("httpConnection.host", "the TrueNAS address"),
+		Protocol:             r.Str("httpConnection.protocol"),
+		Username:             r.Str("httpConnection.username"),
+		Password:             r.Str("httpConnection.password"),
+		APIKey:               r.Str("httpConnection.apiKey"),
+		AllowInsecure:        r.Bool("httpConnection.allowInsecure", false),
+		Transport:            r.Str("httpConnection.transport"),
+		AllowPlaintextAPIKey: r.Bool("httpConnection.allowPlaintextApiKey", false),
+	}
+	if p := r.Str("httpConnection.port"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			r.Add("httpConnection.port", "must be a TCP port (1-65535), got %q", p)
+		}
+		c.Port = n
+	}
+	switch c.Protocol {
+	case "", "http", "https":
+	default:
+		r.Add("httpConnection.protocol", "must be http or https, got %q", c.Protocol)
+	}
+	if v := r.Str("httpConnection.apiVersion"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n != 2 {
+			r.Add("httpConnection.apiVersion", "only API version 2 exists on supported TrueNAS releases, got %q", v)
+		}
+		c.APIVersion = n
+	}
+	switch c.Transport {
+	case "", "auto", "websocket", "rest":
+	default:
+		r.Add("httpConnection.transport", "must be auto, websocket or rest, got %q", c.Transport)
+	}
+	if pem := r.Str("httpConnection.caCert"); pem != "" {
+		if !strings.Contains(pem, "-----BEGIN CERTIFICATE-----") {
+			r.Add("httpConnection.caCert", "must be a PEM certificate (-----BEGIN CERTIFICATE-----...)")
+		}
+		c.CACert = []byte(pem)
+	}
+	if v := r.Str("httpConnection.timeout"); v != "" {
+		// milliseconds, like the other democratic-csi timeouts
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			r.Add("httpConnection.timeout", "must be milliseconds, got %q", v)
+		}
+		c.Timeout = time.Duration(n) * time.Millisecond
+	}
+	if v := r.Str("httpConnection.maxConcurrentCalls"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 20 {
+			r.Add("httpConnection.maxConcurrentCalls", "must be 1 to 20 (TrueNAS refuses more concurrent calls per connection), got %q", v)
+		}
+		c.MaxConcurrentCalls = n
+	}
+	if c.APIKey == "" && (c.Username == "" || c.Password == "") {
+		r.Add("httpConnection", "set apiKey, or username and password")
+	}
+	return c
+}
+
+// shareSettings are the keys of the driver's protocol section.
+type shareSettings struct {
+	host string // nfs/smb shareHost
+
+	// nfs
+	nfsAlldirs         bool
+	nfsHosts, nfsNets  []string
+	maprootUser        string
+	maprootGroup       string
+	mapallUser         string
+	mapallGroup        string
+	commentTemplate    *zfsgeneric.Template
+	smbFields          map[string]any // smb share* keys, as API fields
+	smbAuxTemplate     *zfsgeneric.Template
+	nameTemplate       *zfsgeneric.Template
+	namePrefix         string
+	nameSuffix         string
+	portal             string
+	portals            []string
+	iface              string
+	targetGroups       []targetGroup
+	extent             map[string]any // iscsi extent fields from extent* keys
+	extentComment      *zfsgeneric.Template
+	nvmeTransports     []string
+	nvmePorts          []int // nvmet.port ids to link; empty: every TCP port
+	nvmeAllowAnyHost   bool
+	nvmeSubsystemAttrs map[string]any
+}
+
+type targetGroup struct {
+	Portal     int    `json:"portal"`
+	Initiator  *int   `json:"initiator"`
+	AuthMethod string `json:"authmethod"`
+	Auth       *int   `json:"auth"`
+}
+
+func template(r *config.Reader, key string) *zfsgeneric.Template {
+	s := r.Str(key)
+	if s == "" {
+		return nil
+	}
+	t, err := zfsgeneric.ParseTemplate(s)
+	if err != nil {
+		r.Add(key, "%v", err)
+		return nil
+	}
+	return t
+}
+
+func parseNaming(r *config.Reader, section string, s *shareSettings) {
+	s.nameTemplate = template(r, section+".nameTemplate")
+	s.namePrefix = r.Str(section + ".namePrefix")
+	s.nameSuffix = r.Str(section + ".nameSuffix")
+}
+
+func parseNFS(r *config.Reader) shareSettings {
+	s := shareSettings{host: r.Required("nfs.shareHost", "the address nodes mount shares from")}
+	s.nfsAlldirs = r.Bool("nfs.shareAlldirs", false)
+	s.nfsHosts = r.List("nfs.shareAllowedHosts")
+	s.nfsNets = r.List("nfs.shareAllowedNetworks")
+	s.maprootUser = r.Str("nfs.shareMaprootUser")
+	s.maprootGroup = r.Str("nfs.shareMaprootGroup")
+	s.mapallUser = r.Str("nfs.shareMapallUser")
+	s.mapallGroup = r.Str("nfs.shareMapallGroup")
+	s.commentTemplate = template(r, "nfs.shareCommentTemplate")
+	return s
+}
+
+// smbKeys maps democratic-csi's smb.share* keys to sharing.smb fields.
+var smbKeys = []struct{ key, field, kind string }{
+	{"shareHome", "home", "bool"},
+	{"shareAllowedHosts", "hostsallow", "list"},
+	{"shareDeniedHosts", "hostsdeny", "list"},
+	{"shareDefaultPermissions", "default_permissions", "bool"},
+	{"shareGuestOk", "guestok", "bool"},
+	{"shareGuestOnly", "guestonly", "bool"},
+	{"shareShowHiddenFiles", "showhiddenfiles", "bool"},
+	{"shareRecycleBin", "recyclebin", "bool"},
+	{"shareBrowsable", "browsable", "bool"},
+	{"shareAccessBasedEnumeration", "abe", "bool"},
+	{"shareTimeMachine", "timemachine", "bool"},
+	{"shareStorageTask", "storage_task", "int"},
+}
+
+func parseSMB(r *config.Reader) shareSettings {
+	s := shareSettings{host: r.Required("smb.shareHost", "the address nodes mount shares from"), smbFields: map[string]any{}}
+	parseNaming(r, "smb", &s)
+	s.smbAuxTemplate = template(r, "smb.shareAuxiliaryConfigurationTemplate")
+	for _, k := range smbKeys {
+		key := "smb." + k.key
+		if _, ok := r.Tree().Lookup(key); !ok {
+			continue
+		}
+		switch k.kind {
+		case "bool":
+			s.smbFields[k.field] = r.Bool(key, false)
+		case "list":
+			s.smbFields[k.field] = r.List(key)
+		case "int":
+			if v := r.Str(key); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					r.Add(key, "must be a task id, got %q", v)
+				}
+				s.smbFields[k.field] = n
+			}
+		}
+	}
+	return s
+}
+
+func parseISCSI(r *config.Reader) shareSettings {
+	s := shareSettings{extent: map[string]any{}}
+	s.portal = r.Str("iscsi.targetPortal")
+	s.portals = r.List("iscsi.targetPortals")
+	s.iface = r.Str("iscsi.interface")
+	if s.portal == "" && len(s.portals) == 0 {
+		r.Add("iscsi.targetPortal", "required: the portal nodes log in to (host[:port])")
+	}
+	parseNaming(r, "iscsi", &s)
+	groups, _ := r.Tree().Lookup("iscsi.targetGroups")
+	list, _ := groups.([]any)
+	if len(list) == 0 {
+		r.Add("iscsi.targetGroups", "required: at least one {targetGroupPortalGroup, targetGroupInitiatorGroup, targetGroupAuthType}")
+	}
+	for i, g := range list {
+		m, ok := g.(map[string]any)
+		if !ok {
+			if t, ok2 := g.(config.Tree); ok2 {
+				m, ok = map[string]any(t), true
+			}
+		}
+		key := "iscsi.targetGroups[" + strconv.Itoa(i) + "]"
+		if !ok {
+			r.Add(key, "must be a map")
+			continue
+		}
+		sub := config.NewReader(config.Tree(m))
+		tg := targetGroup{AuthMethod: "NONE"}
+		if n, err := strconv.Atoi(sub.Str("targetGroupPortalGroup")); err == nil {
+			tg.Portal = n
+		} else {
+			r.Add(key+".targetGroupPortalGroup", "required: the id of an iSCSI portal on TrueNAS (e.g. 1)")
+		}
+		if v := sub.Str("targetGroupInitiatorGroup"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				r.Add(key+".targetGroupInitiatorGroup", "must be the id of an initiator group, got %q", v)
+			}
+			tg.Initiator = &n
+		}
+		if v := sub.Str("targetGroupAuthType"); v != "" {
+			// democratic-csi's "None", "CHAP", "CHAP Mutual" become the API's NONE, CHAP, CHAP_MUTUAL.
+			tg.AuthMethod = strings.ToUpper(strings.ReplaceAll(v, " ", "_"))
+			switch tg.AuthMethod {
+			case "NONE", "CHAP", "CHAP_MUTUAL":
+			default:
+				r.Add(key+".targetGroupAuthType", "must be None, CHAP or CHAP Mutual, got %q", v)
+			}
+		}
+		if v := sub.Str("targetGroupAuthGroup"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				r.Add(key+".targetGroupAuthGroup", "must be the id of an auth group, got %q", v)
+			} else if n > 0 {
+				tg.Auth = &n
+			}
+		}
+		for _, p := range sub.Problems() {
+			r.Add(key+"."+p.Key, "%s", p.Msg)
+		}
+		s.targetGroups = append(s.targetGroups, tg)
+	}
+	s.extent["insecure_tpc"] = r.Bool("iscsi.extentInsecureTpc", true)
+	s.extent["xen"] = r.Bool("iscsi.extentXenCompat", false)
+	s.extent["pblocksize"] = r.Bool("iscsi.extentDisablePhysicalBlocksize", true)
+	bs := 512
+	if v := r.Str("iscsi.extentBlocksize"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || (n != 512 && n != 1024 && n != 2048 && n != 4096) {
+			r.Add("iscsi.extentBlocksize", "must be 512, 1024, 2048 or 4096, got %q", v)
+		}
+		bs = n
+	}
+	s.extent["blocksize"] = bs
+	rpm := r.Str("iscsi.extentRpm")
+	if rpm == "" {
+		rpm = "SSD"
+	}
+	s.extent["rpm"] = rpm
+	if v := r.Str("iscsi.extentAvailThreshold"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && n <= 100 {
+			s.extent["avail_threshold"] = n
+		} else {
+			r.Add("iscsi.extentAvailThreshold", "must be a percentage from 1 to 100, got %q", v)
+		}
+	}
+	s.extentComment = template(r, "iscsi.extentCommentTemplate")
+	return s
+}
+
+func parseNVMeoF(r *config.Reader) shareSettings {
+	s := shareSettings{nvmeAllowAnyHost: r.Bool("nvmeof.allowAnyHost", true), nvmeSubsystemAttrs: map[string]any{}}
+	if t := r.Str("nvmeof.transport"); t != "" {
+		s.nvmeTransports = append(s.nvmeTransports, t)
+	}
+	s.nvmeTransports = append(s.nvmeTransports, r.List("nvmeof.transports")...)
+	if len(s.nvmeTransports) == 0 {
+		r.Add("nvmeof.transports", "required: where nodes connect, e.g. tcp://192.168.1.10:4420")
+	}
+	for _, t := range s.nvmeTransports {
+		if !strings.Contains(t, "://") {
+			r.Add("nvmeof.transports", "%q: want <transport>://<address>:<port>, e.g. tcp://192.168.1.10:4420", t)
+		}
+	}
+	for _, p := range r.List("nvmeof.portIds") {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			r.Add("nvmeof.portIds", "must be nvmet.port ids (numbers), got %q", p)
+			continue
+		}
+		s.nvmePorts = append(s.nvmePorts, n)
+	}
+	parseNaming(r, "nvmeof", &s)
+	return s
+}
