@@ -180,4 +180,3 @@ func (i *iscsiShare) Remove(ctx context.Context, dataset string, props zfs.Prope
 	}
 	return nil
 }
-
