@@ -91,6 +91,11 @@ func New(k kind, opts backend.Options) (backend.Driver, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	// The driver reports itself as configured (truenas-* or freenas-*):
+	// volume_context's provisioner_driver is compared with it.
+	if name, _ := opts.Config["driver"].(string); name != "" {
+		k.name = name
+	}
 	log = log.With("driver", k.name)
 	if opts.Connection != "" {
 		log = log.With("connection", opts.Connection)
