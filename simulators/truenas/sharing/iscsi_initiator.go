@@ -1,0 +1,86 @@
+package sharing
+
+import (
+	"encoding/json"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+)
+
+// iscsi.initiator (plugins/iscsi_/initiator.py): groups of initiator IQNs
+// allowed to log in to the targets that name them; an empty list allows
+// every initiator.
+
+func (s *Service) registerInitiator(r *mw.Registry) {
+	fields := []field{
+		{name: "initiators", kind: kStrList, def: []any{}},
+		{name: "comment", kind: kStr, def: ""},
+	}
+	arg := func(verb string) dialect { return s.iscsiArg("iscsi_initiator_"+verb, "iscsi_initiator_"+verb) }
+	s.addCRUD(r, crud{
+		ns: nsInitiator, verbose: "iSCSITargetAuthorizedInitiator",
+		createParams: []string{"iscsi_initiator_create"},
+		create: func(c *mw.Call, params []json.RawMessage) (any, error) {
+			if err := argCount(params, 1); err != nil {
+				return nil, err
+			}
+			data, err := objArg(arg("create"), params, 0, fields, true)
+			if err != nil {
+				return nil, err
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.insert(nsInitiator, data)
+		},
+		updateParams: []string{"id", "iscsi_initiator_update"},
+		update: func(c *mw.Call, params []json.RawMessage) (any, error) {
+			if err := argCount(params, 2); err != nil {
+				return nil, err
+			}
+			id, err := intArg(arg("update"), params, 0, "id")
+			if err != nil {
+				return nil, err
+			}
+			data, err := objArg(arg("update"), params, 1, fields, false)
+			if err != nil {
+				return nil, err
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			old, err := s.instance(nsInitiator, "iSCSITargetAuthorizedInitiator", id)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range data {
+				old[k] = v
+			}
+			return s.replace(nsInitiator, old)
+		},
+		delParams: []string{"id"},
+		del: func(c *mw.Call, params []json.RawMessage) (any, error) {
+			if err := argCount(params, 1); err != nil {
+				return nil, err
+			}
+			id, err := intArg(arg("delete"), params, 0, "id")
+			if err != nil {
+				return nil, err
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if _, err := s.instance(nsInitiator, "iSCSITargetAuthorizedInitiator", id); err != nil {
+				return nil, err
+			}
+			// the groups' foreign key is ON DELETE SET NULL
+			s.rewriteGroups(func(g map[string]any) map[string]any {
+				if g["initiator"] != nil && intOf(g["initiator"]) == id {
+					g["initiator"] = nil
+				}
+				return g
+			})
+			s.t[nsInitiator].remove(id)
+			if err := s.commit(nsInitiator, nsTarget); err != nil {
+				return nil, err
+			}
+			return true, nil
+		},
+	})
+}

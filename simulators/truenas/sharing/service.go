@@ -1,0 +1,287 @@
+package sharing
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
+)
+
+// Options configure Register.
+type Options struct {
+	// StateDir holds one JSON file per namespace; required. Objects
+	// survive a new Register on the same directory.
+	StateDir string
+	// Hostname is the appliance's name, added to log records.
+	Hostname string
+	// Logger receives one record per change (never a secret); nil: discard.
+	Logger *slog.Logger
+}
+
+// Namespaces, also the names of their state files (<namespace>.json).
+const (
+	nsNFS         = "sharing.nfs"
+	nsSMB         = "sharing.smb"
+	nsISCSIGlobal = "iscsi.global"
+	nsPortal      = "iscsi.portal"
+	nsInitiator   = "iscsi.initiator"
+	nsAuth        = "iscsi.auth"
+	nsTarget      = "iscsi.target"
+	nsExtent      = "iscsi.extent"
+	nsTargetExt   = "iscsi.targetextent"
+	nsNVMetGlobal = "nvmet.global"
+	nsSubsys      = "nvmet.subsys"
+	nsNamespace   = "nvmet.namespace"
+	nsPort        = "nvmet.port"
+	nsPortSubsys  = "nvmet.port_subsys"
+	nsHost        = "nvmet.host"
+	nsHostSubsys  = "nvmet.host_subsys"
+)
+
+// Service is the sharing half of the simulated middleware: NFS and SMB
+// shares, iSCSI and (25.10+) NVMe-oF targets, kept in memory and on disk.
+type Service struct {
+	mu    sync.Mutex
+	model *zfsmodel.Model
+	v     mw.Version
+	dir   string
+	log   *slog.Logger
+	t     map[string]*table
+	inUse map[string]bool // iSCSI target names with simulated initiator sessions
+}
+
+// Register loads (or creates) the state under o.StateDir and adds the
+// sharing methods that exist in version v to r, plus the hook that
+// removes shares and targets when their dataset is deleted.
+func Register(r *mw.Registry, m *zfsmodel.Model, v mw.Version, o Options) (*Service, error) {
+	if r == nil || m == nil {
+		return nil, errors.New("sharing: Register needs a registry and a ZFS model")
+	}
+	if o.StateDir == "" {
+		return nil, errors.New("sharing: Options.StateDir is required")
+	}
+	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("sharing: state directory: %w", err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Hostname != "" {
+		log = log.With("host", o.Hostname)
+	}
+	s := &Service{model: m, v: v, dir: o.StateDir, log: log.With("service", "sharing"), t: map[string]*table{}, inUse: map[string]bool{}}
+	names := []string{nsNFS, nsSMB, nsISCSIGlobal, nsPortal, nsInitiator, nsAuth, nsTarget, nsExtent, nsTargetExt}
+	if s.nvmet() {
+		names = append(names, nsNVMetGlobal, nsSubsys, nsNamespace, nsPort, nsPortSubsys, nsHost, nsHostSubsys)
+	}
+	for _, ns := range names {
+		t := &table{file: ns + ".json"}
+		_, statErr := os.Stat(filepath.Join(o.StateDir, t.file))
+		if err := t.load(o.StateDir); err != nil {
+			return nil, fmt.Errorf("sharing: %w", err)
+		}
+		s.t[ns] = t
+		if errors.Is(statErr, os.ErrNotExist) {
+			// a fresh system: seed what the real one ships with
+			if err := s.seed(ns); err != nil {
+				return nil, err
+			}
+		}
+	}
+	s.registerNFS(r)
+	s.registerSMB(r)
+	s.registerISCSI(r)
+	if s.nvmet() {
+		s.registerNVMet(r)
+	}
+	r.OnDatasetDelete(s.datasetDeleted)
+	return s, nil
+}
+
+// nvmet reports whether NVMe-oF (nvmet.*) exists in the simulated version.
+func (s *Service) nvmet() bool { return s.v.AtLeast(25, 10, 0) }
+
+// seed fills a new namespace with the objects a fresh system has.
+func (s *Service) seed(ns string) error {
+	t := s.t[ns]
+	switch ns {
+	case nsISCSIGlobal:
+		t.put(s.iscsiGlobalDefaults())
+	case nsPortal:
+		t.put(s.portalDefault())
+	case nsInitiator:
+		t.put(normalize(mw.Row{"id": 1, "initiators": []any{}, "comment": ""}))
+	case nsNVMetGlobal:
+		t.put(nvmetGlobalDefaults())
+	default:
+		return nil
+	}
+	if err := t.save(s.dir); err != nil {
+		return fmt.Errorf("sharing: %w", err)
+	}
+	return nil
+}
+
+// commit writes the named tables after a change.
+func (s *Service) commit(names ...string) error {
+	for _, ns := range names {
+		if err := s.t[ns].save(s.dir); err != nil {
+			s.log.Error("state not saved", "namespace", ns, "err", err)
+			return mw.Errorf(mw.EFAULT, "failed to save %s state: %v", ns, err)
+		}
+	}
+	return nil
+}
+
+// crud describes a CRUD namespace: query and get_instance are generic,
+// create/update/delete are the namespace's own.
+type crud struct {
+	ns      string
+	verbose string // the service's verbose_name, for "<verbose> <id> does not exist"
+	// view turns a stored row into what query returns (nil: as stored).
+	view func(r mw.Row, opts mw.QueryOptions) mw.Row
+	// hidden keys are in rows only so filters on them work (the real
+	// query filters in SQL on columns the entry does not show).
+	hidden []string
+
+	create, update, del                   mw.Handler
+	createParams, updateParams, delParams []string
+}
+
+func (s *Service) addCRUD(r *mw.Registry, c crud) {
+	r.Add(mw.Method{Name: c.ns + ".query", Params: []string{"filters", "options"}, Handler: func(call *mw.Call, params []json.RawMessage) (any, error) {
+		if err := argCount(params, 2); err != nil {
+			return nil, err
+		}
+		filters, opts, err := mw.ParseQuery(params, strings.ReplaceAll(c.ns, ".", "_")+"_query")
+		if err != nil {
+			return nil, err
+		}
+		res, err := mw.Query(s.rows(c, opts), filters, opts)
+		if err != nil {
+			return nil, err
+		}
+		return strip(res, c.hidden, opts.Select), nil
+	}})
+	r.Add(mw.Method{Name: c.ns + ".get_instance", Params: []string{"id", "options"}, Handler: func(call *mw.Call, params []json.RawMessage) (any, error) {
+		if err := argCount(params, 2); err != nil {
+			return nil, err
+		}
+		id, err := intArg(s.dialectFor(c.ns, ""), params, 0, "id")
+		if err != nil {
+			return nil, err
+		}
+		var opts mw.QueryOptions
+		if given(params, 1) {
+			if _, o, err := mw.ParseQuery([]json.RawMessage{json.RawMessage("[]"), params[1]}, strings.ReplaceAll(c.ns, ".", "_")+"_get_instance"); err == nil {
+				opts = o
+			}
+		}
+		for _, row := range s.rows(c, opts) {
+			if intOf(row["id"]) == id {
+				return strip(row, c.hidden, nil), nil
+			}
+		}
+		return nil, mw.NotFound(c.verbose, id)
+	}})
+	r.Add(mw.Method{Name: c.ns + ".create", Params: c.createParams, Handler: c.create})
+	r.Add(mw.Method{Name: c.ns + ".update", Params: c.updateParams, Handler: c.update})
+	r.Add(mw.Method{Name: c.ns + ".delete", Params: c.delParams, Handler: c.del})
+}
+
+// rows returns copies of a namespace's rows as query shows them.
+func (s *Service) rows(c crud, opts mw.QueryOptions) []mw.Row {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]mw.Row, 0, len(s.t[c.ns].rows))
+	for _, r := range s.t[c.ns].rows {
+		r = clone(r)
+		if c.view != nil {
+			r = c.view(r, opts)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// strip drops hidden keys from a query result unless they were selected.
+func strip(res any, hidden, selected []string) any {
+	if len(hidden) == 0 {
+		return res
+	}
+	del := func(r mw.Row) {
+		for _, k := range hidden {
+			if !slices.Contains(selected, k) {
+				delete(r, k)
+			}
+		}
+	}
+	switch x := res.(type) {
+	case mw.Row:
+		del(x)
+	case []mw.Row:
+		for _, r := range x {
+			del(r)
+		}
+	}
+	return res
+}
+
+// instance returns the stored row with id, or the "does not exist" error
+// that update and delete raise. Callers hold s.mu.
+func (s *Service) instance(ns, verbose string, id int) (mw.Row, error) {
+	r := s.t[ns].get(id)
+	if r == nil {
+		return nil, mw.NotFound(verbose, id)
+	}
+	return clone(r), nil
+}
+
+// dialectFor is the argument dialect a namespace uses in the simulated
+// version: pydantic once the namespace was ported to the new API models
+// (sharing.nfs and iscsi.* in 25.04, sharing.smb in 25.10), the old
+// schema before. attr is the argument (pydantic) or schema (old) name.
+func (s *Service) dialectFor(ns, attr string) dialect {
+	ported := s.v.AtLeast(25, 4, 0)
+	if ns == nsSMB {
+		ported = s.v.AtLeast(25, 10, 0)
+	}
+	if ported {
+		return pydantic(attr)
+	}
+	return oldSchema(attr)
+}
+
+// insert stores a new row with the next id and returns it. Callers hold s.mu.
+func (s *Service) insert(ns string, data mw.Row) (mw.Row, error) {
+	t := s.t[ns]
+	data["id"] = t.nextID()
+	row := normalize(data)
+	t.put(row)
+	if err := s.commit(ns); err != nil {
+		return nil, err
+	}
+	s.log.Info("created", "namespace", ns, "id", row["id"])
+	return clone(row), nil
+}
+
+// replace stores a changed row and returns it. Callers hold s.mu.
+func (s *Service) replace(ns string, row mw.Row) (mw.Row, error) {
+	row = normalize(row)
+	s.t[ns].put(row)
+	if err := s.commit(ns); err != nil {
+		return nil, err
+	}
+	s.log.Info("updated", "namespace", ns, "id", row["id"])
+	return clone(row), nil
+}

@@ -1,0 +1,196 @@
+package sharing
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+)
+
+// table is one namespace's objects (one sqlite table in the real
+// middleware), kept sorted by id and written to <StateDir>/<file> after
+// every change.
+type table struct {
+	file string
+	rows []mw.Row
+}
+
+// nextID is max(id)+1: sqlite's INTEGER PRIMARY KEY without AUTOINCREMENT
+// hands out the highest id again once its row is deleted, and drivers
+// that store ids must cope with that.
+func (t *table) nextID() int {
+	n := 0
+	for _, r := range t.rows {
+		if id := intOf(r["id"]); id > n {
+			n = id
+		}
+	}
+	return n + 1
+}
+
+func (t *table) get(id int) mw.Row {
+	for _, r := range t.rows {
+		if intOf(r["id"]) == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// put inserts or replaces the row with r's id.
+func (t *table) put(r mw.Row) {
+	id := intOf(r["id"])
+	for i, old := range t.rows {
+		if intOf(old["id"]) == id {
+			t.rows[i] = r
+			return
+		}
+	}
+	t.rows = append(t.rows, r)
+	sort.SliceStable(t.rows, func(i, j int) bool { return intOf(t.rows[i]["id"]) < intOf(t.rows[j]["id"]) })
+}
+
+func (t *table) remove(id int) bool {
+	for i, r := range t.rows {
+		if intOf(r["id"]) == id {
+			t.rows = append(t.rows[:i], t.rows[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// find returns the rows for which f is true.
+func (t *table) find(f func(mw.Row) bool) []mw.Row {
+	var out []mw.Row
+	for _, r := range t.rows {
+		if f(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// load reads the table's file; a missing file is an empty table.
+func (t *table) load(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, t.file))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var rows []mw.Row
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return fmt.Errorf("%s: %v", filepath.Join(dir, t.file), err)
+	}
+	t.rows = nil
+	for _, r := range rows {
+		t.put(r)
+	}
+	return nil
+}
+
+// save writes the table atomically: a reader (or a crash) sees the old
+// file or the new one, never half of one.
+func (t *table) save(dir string) error {
+	rows := t.rows
+	if rows == nil {
+		rows = []mw.Row{}
+	}
+	b, err := json.MarshalIndent(rows, "", " ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+t.file+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(append(b, '\n'))
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, t.file)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// normalize gives r the shape it has after a save and load (numbers as
+// float64, lists as []any), so that fresh and reloaded rows compare and
+// filter alike.
+func normalize(r mw.Row) mw.Row {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("sharing: row does not marshal: %v", err)) // rows are built from JSON values only
+	}
+	var out mw.Row
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(fmt.Sprintf("sharing: row does not unmarshal: %v", err))
+	}
+	return out
+}
+
+// clone deep-copies a row so callers cannot change the stored one.
+func clone(r mw.Row) mw.Row {
+	if r == nil {
+		return nil
+	}
+	return normalize(r)
+}
+
+// intOf reads a number from a row (float64 after JSON, int when built in Go).
+func intOf(v any) int {
+	switch n := v.(type) {
+	case float64:
+		return int(n)
+	case int:
+		return n
+	case int64:
+		return int(n)
+	case json.Number:
+		i, _ := n.Int64()
+		return int(i)
+	}
+	return 0
+}
+
+// strOf reads a string from a row ("" when absent or null).
+func strOf(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// strsOf reads a list of strings from a row.
+func strsOf(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// objs reads a list of objects from a row, skipping anything else.
+func objs(v any) []map[string]any {
+	l, _ := v.([]any)
+	out := make([]map[string]any, 0, len(l))
+	for _, x := range l {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
