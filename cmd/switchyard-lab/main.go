@@ -27,6 +27,7 @@ commands:
           unpublish and delete
   bench   start-up and memory benchmark of the switchyard binary
   zfs-ssh the ZFS-over-SSH simulator (zfs, zpool, targetcli, nvmetcli) on a state directory
+  truenas the TrueNAS middleware simulator (REST, JSON-RPC and legacy WebSocket, optional SSH)
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -59,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "zfs-ssh":
 		return zfsSSHCmd(ctx, args[1:], stdout, stderr)
+	case "truenas":
+		return truenasCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

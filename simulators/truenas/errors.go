@@ -1,0 +1,119 @@
+package truenas
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+)
+
+// The errors the server itself raises, besides mw's.
+var (
+	errNotAuthenticated = &mw.CallError{Errno: errnoENOTAUTHENTICATED, Message: "Not authenticated"}
+	errInjected         = &mw.CallError{Errno: mw.EFAULT, Message: "injected fault"}
+)
+
+// noMethodError is a call of a method the simulated release does not have.
+type noMethodError struct{ method string }
+
+func (e *noMethodError) Error() string { return fmt.Sprintf("Method %q not found", e.method) }
+
+// panicError is a handler that panicked: a simulator bug, reported to the
+// client as an internal error with the Go stack.
+type panicError struct {
+	value any
+	stack string
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic in method handler: %v", e.value) }
+
+// errKind is how the middleware would have classified an error.
+type errKind int
+
+const (
+	kindCall       errKind = iota // CallError
+	kindValidation                // ValidationErrors
+	kindNotFound                  // InstanceNotFound (a ValidationError with errno ENOENT)
+	kindNoMethod                  // unknown method
+	kindInternal                  // anything else: a simulator failure
+)
+
+// classified is an error with what each transport needs to render it.
+type classified struct {
+	kind     errKind
+	call     *mw.CallError
+	invalid  mw.ValidationErrors
+	notFound *mw.InstanceNotFound
+	err      error
+}
+
+func classify(err error) classified {
+	var ce *mw.CallError
+	var ve mw.ValidationErrors
+	var nf *mw.InstanceNotFound
+	var nm *noMethodError
+	switch {
+	case errors.As(err, &nf):
+		return classified{kind: kindNotFound, notFound: nf, err: err}
+	case errors.As(err, &ve):
+		return classified{kind: kindValidation, invalid: ve, err: err}
+	case errors.As(err, &ce):
+		return classified{kind: kindCall, call: ce, err: err}
+	case errors.As(err, &nm):
+		return classified{kind: kindNoMethod, call: &mw.CallError{Errno: errnoENOMETHOD, Message: nm.Error()}, err: err}
+	}
+	return classified{kind: kindInternal, err: err}
+}
+
+// errnoOf is a ValidationError's errno (EINVAL when unset).
+func errnoOf(v mw.ValidationError) int {
+	if v.Errno == 0 {
+		return mw.EINVAL
+	}
+	return v.Errno
+}
+
+// callReason is str(CallError): "[ENOENT] message".
+func callReason(e *mw.CallError) string { return "[" + errname(e.Errno) + "] " + e.Message }
+
+// validationReason is str(ValidationErrors): one "[EINVAL] attr: message"
+// line per error, each ending in a newline.
+func validationReason(v mw.ValidationErrors) string {
+	var b strings.Builder
+	for _, e := range v {
+		fmt.Fprintf(&b, "[%s] %s: %s\n", errname(errnoOf(e)), e.Attribute, e.Message)
+	}
+	return b.String()
+}
+
+// notFoundReason is str(InstanceNotFound): its attribute is None.
+func notFoundReason(e *mw.InstanceNotFound) string { return "[ENOENT] None: " + e.Message }
+
+// validationExtra is data.extra of a validation error: [[attr, msg, errno]].
+func validationExtra(v mw.ValidationErrors) [][]any {
+	out := make([][]any, len(v))
+	for i, e := range v {
+		out[i] = []any{e.Attribute, e.Message, errnoOf(e)}
+	}
+	return out
+}
+
+// traceOf is the data.trace object middlewared attaches to an error (a
+// Python traceback there; the class and message here, the Go stack for
+// panics).
+func traceOf(class, msg, formatted string) map[string]any {
+	if formatted == "" {
+		formatted = class + ": " + msg + "\n"
+	}
+	return map[string]any{"class": class, "frames": []any{}, "formatted": formatted, "repr": class + "(" + fmt.Sprintf("%q", msg) + ")"}
+}
+
+// internalTrace is the trace of a kindInternal error.
+func internalTrace(err error) map[string]any {
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return traceOf("GoPanic", err.Error(), pe.stack)
+	}
+	return traceOf("Exception", err.Error(), "")
+}

@@ -1,0 +1,27 @@
+package truenas
+
+import (
+	"fmt"
+
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
+)
+
+// mountUnderMnt gives every pool whose mountpoint is still the default
+// (/<pool>) the mountpoint /mnt/<pool>: TrueNAS imports pools with
+// altroot=/mnt, so its datasets live under /mnt (what share paths, the API's
+// mountpoints and zfs over SSH all show).
+func mountUnderMnt(m *zfsmodel.Model) error {
+	for _, p := range m.Pools() {
+		v, err := m.GetProperty(p.Name, "mountpoint", true)
+		if err != nil {
+			return fmt.Errorf("truenas: pool %s: %w", p.Name, err)
+		}
+		if v.Source != zfsmodel.SourceDefault {
+			continue
+		}
+		if err := m.SetProperty(p.Name, "mountpoint", "/mnt/"+p.Name); err != nil {
+			return fmt.Errorf("truenas: pool %s: mountpoint: %w", p.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package truenas
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
+)
+
+// StartSSH serves SSH on addr over the same ZFS model, for the freenas-*
+// (SSH) and zfs-generic-* backends: a real SSH server whose shell runs zfs,
+// zpool, targetcli and nvmetcli (simulators/zfsssh), reporting Linux and
+// Options.Hostname, with its LIO/nvmet state in StateDir/ssh. It returns
+// the address listened on. One SSH endpoint per server.
+func (s *Server) StartSSH(addr string, users map[string]zfsssh.User) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", ErrServerClosed
+	}
+	if len(s.ssh) > 0 {
+		return "", errors.New("truenas: the SSH endpoint is already started")
+	}
+	srv, err := zfsssh.New(zfsssh.Options{
+		Host:      s.model,
+		Users:     users,
+		StateDir:  filepath.Join(s.opts.StateDir, "ssh"),
+		Hostname:  s.opts.Hostname,
+		Uname:     zfsssh.Uname{System: "Linux", Release: kernelRelease(s.version.Year, s.version.Month)},
+		FaultSeed: s.opts.FaultSeed,
+		Logger:    s.log,
+	})
+	if err != nil {
+		return "", fmt.Errorf("truenas: SSH endpoint: %w", err)
+	}
+	a, err := srv.Start(addr)
+	if err != nil {
+		srv.Close()
+		return "", fmt.Errorf("truenas: SSH endpoint: %w", err)
+	}
+	s.ssh = append(s.ssh, srv)
+	return a.String(), nil
+}
+
+// kernelRelease is the uname -r of a TrueNAS release (its kernel line).
+func kernelRelease(year, month int) string {
+	switch {
+	case year < 25:
+		return "6.6.44-production+truenas"
+	case year == 25 && month < 10:
+		return "6.12.15-production+truenas"
+	}
+	return "6.12.33-production+truenas"
+}
