@@ -2,10 +2,10 @@ package truenashost_test
 
 import (
 	"context"
-	"strings"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -110,7 +110,7 @@ func TestLifecycle(t *testing.T) {
 				t.Fatalf("snapshot: %v", err)
 			}
 			clone, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-2", VolumeCapabilities: caps(c.block),
-				CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30},
+				CapacityRange:       &csi.CapacityRange{RequiredBytes: 1 << 30},
 				VolumeContentSource: &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshot().GetSnapshotId()}}}})
 			if err != nil {
 				t.Fatalf("clone: %v", err)
