@@ -20,7 +20,6 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/plugin"
 	_ "github.com/switchyard-csi/switchyard/driver/register"
 	"github.com/switchyard-csi/switchyard/lab/tier"
-	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
 
 // skipped lists every csi-sanity skip this project expects, keyed by the
@@ -55,25 +54,20 @@ func TestSanity(t *testing.T) {
 	if os.Getenv("SANITY_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	var zfsHost *zfshost.Host
+	hosts := &simHosts{base: base}
+	t.Cleanup(hosts.close)
 	for i, tg := range targets {
 		dir := filepath.Join(base, fmt.Sprint(i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		var zfsConfig func(driver, name string) string
-		if tg.zfs {
-			if zfsHost == nil {
-				h, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(base, "zfs-host"), PoolSize: 1 << 40})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { h.Close() })
-				zfsHost = h
+		mainFile, err := writeTarget(tg, dir, func(host, driver, name string) string {
+			c, err := hosts.config(host, driver, name)
+			if err != nil {
+				t.Fatal(err)
 			}
-			zfsConfig = func(driver, name string) string { return zfsHost.DriverConfig(driver, name, sanityZFSExtra) }
-		}
-		mainFile, err := writeTarget(tg, dir, zfsConfig)
+			return c
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

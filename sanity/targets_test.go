@@ -16,22 +16,27 @@ type target struct {
 	main        string            // main config YAML; {{dir}} is the target's scratch dir
 	connections map[string]string // proxy connection files, by name
 	params      map[string]string // TestVolumeParameters
-	// zfs targets reach the simulated ZFS host: {{zfs <driver> <name>}} in
-	// a config is replaced by the host's config for that driver.
-	zfs bool
+	// Configs reach simulated storage hosts through placeholders (see
+	// hostPlaceholder), replaced by the host's config for that driver.
 	// noNode explains why csi-sanity's Node Service specs cannot run for
 	// this target on this machine ("" = they run).
 	noNode string
 }
 
-var zfsPlaceholder = regexp.MustCompile(`\{\{zfs ([a-z-]+) ([a-z0-9-]+)\}\}`)
+// hostPlaceholder is {{<host> <driver> <name>}}: the config of a driver on
+// a simulated storage host ("zfs" or "truenas-<release>").
+var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|truenas-[0-9.]+) ([a-z-]+) ([a-z0-9-]+)\}\}`)
 
-func (t target) render(dir string, zfsConfig func(driver, name string) string) (main string, conns map[string]string) {
+// hostConfig renders a placeholder: the host, the driver and a name that
+// keeps the target's datasets apart.
+type hostConfig func(host, driver, name string) string
+
+func (t target) render(dir string, config hostConfig) (main string, conns map[string]string) {
 	sub := func(s string) string {
 		s = strings.ReplaceAll(s, "{{dir}}", dir)
-		return zfsPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
-			g := zfsPlaceholder.FindStringSubmatch(m)
-			return zfsConfig(g[1], g[2])
+		return hostPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
+			g := hostPlaceholder.FindStringSubmatch(m)
+			return config(g[1], g[2], g[3])
 		})
 	}
 	conns = map[string]string{}
@@ -76,10 +81,10 @@ local-hostpath:
 		},
 		params: map[string]string{"connection": "hostpath-a"},
 	},
-}, zfsTargets()...)
+}, append(zfsTargets(), truenasTargets()...)...)
 
-func writeTarget(t target, dir string, zfsConfig func(driver, name string) string) (mainFile string, err error) {
-	main, conns := t.render(dir, zfsConfig)
+func writeTarget(t target, dir string, config hostConfig) (mainFile string, err error) {
+	main, conns := t.render(dir, config)
 	if len(conns) > 0 {
 		if err := os.MkdirAll(filepath.Join(dir, "connections"), 0o755); err != nil {
 			return "", err

@@ -21,7 +21,7 @@ func zfsTargets() []target {
 	var ts []target
 	kinds := []string{"nfs", "smb", "iscsi", "nvmeof"}
 	for _, k := range kinds {
-		ts = append(ts, target{name: "zfs-generic-" + k + "/direct", main: "{{zfs zfs-generic-" + k + " " + k + "-direct}}", zfs: true, noNode: noNodeZFS})
+		ts = append(ts, target{name: "zfs-generic-" + k + "/direct", main: "{{zfs zfs-generic-" + k + " " + k + "-direct}}", noNode: noNodeZFS})
 	}
 	for _, k := range kinds {
 		conns := map[string]string{}
@@ -33,7 +33,6 @@ func zfsTargets() []target {
 			main:        "driver: proxy\nproxy:\n  configFolder: {{dir}}/connections\n",
 			connections: conns,
 			params:      map[string]string{"connection": "zfs-" + k},
-			zfs:         true,
 			noNode:      noNodeZFS,
 		})
 	}

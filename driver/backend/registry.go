@@ -58,10 +58,6 @@ var ProxyIncompatible = map[string]string{
 // build does not have yet: configs naming them get a clear error rather than
 // "unknown driver".
 var Planned = []string{
-	"freenas-nfs", "freenas-iscsi", "freenas-smb",
-	"freenas-api-nfs", "freenas-api-iscsi", "freenas-api-smb", "freenas-api-nvmeof",
-	"truenas-nfs", "truenas-iscsi", "truenas-smb",
-	"truenas-api-nfs", "truenas-api-iscsi", "truenas-api-smb", "truenas-api-nvmeof",
 	"synology-iscsi", "nfs-client", "smb-client", "lustre-client", "node-manual",
 	"zfs-local-dataset", "zfs-local-zvol", "infinia-nvmeof",
 }

@@ -4,5 +4,6 @@ package register
 
 import (
 	_ "github.com/switchyard-csi/switchyard/driver/localhostpath"
+	_ "github.com/switchyard-csi/switchyard/driver/truenas"
 	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"
 )

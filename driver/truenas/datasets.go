@@ -172,6 +172,16 @@ func (d *datasets) Get(ctx context.Context, name string, props ...string) (zfs.P
 // List answers `zfs list` (-d 1 or -r, with types) from the dataset and
 // snapshot queries.
 func (d *datasets) List(ctx context.Context, root string, o zfs.ListOptions) ([]zfs.Row, error) {
+	if strings.Contains(root, "@") { // zfs list <snapshot>: that snapshot
+		snaps, err := d.snapshots(ctx, []any{[]any{"id", "=", root}}, o.Props)
+		if err != nil {
+			return nil, err
+		}
+		if len(snaps) == 0 {
+			return nil, notExist(root)
+		}
+		return []zfs.Row{row(root, snaps[0], o.Props)}, nil
+	}
 	types := map[string]bool{}
 	for _, t := range o.Types {
 		types[t] = true

@@ -31,7 +31,12 @@ func (t *truenas) statusErr(err error, doing string) error {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, msg)
 	case errors.Is(err, api.ErrAuth):
-		return status.Error(codes.FailedPrecondition, msg+" (check httpConnection.apiKey, or username and password)")
+		// The client's errors name the keys to check; add a hint only
+		// where they do not (a second, generic one reads as a contradiction).
+		if !strings.Contains(msg, "httpConnection.") {
+			msg += " (check httpConnection.apiKey, or username and password)"
+		}
+		return status.Error(codes.FailedPrecondition, msg)
 	case errors.Is(err, api.ErrTLS), errors.Is(err, api.ErrPlaintextAPIKey), errors.Is(err, api.ErrUnsupported):
 		return status.Error(codes.FailedPrecondition, msg)
 	case errors.Is(err, api.ErrUnreachable), errors.Is(err, api.ErrConnectionLost):

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
+	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
 
@@ -59,11 +60,21 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer host.Close()
 	w.say("simulated ZFS host: ssh %s@%s (the ZFS model behind the ZFS-over-SSH simulator, pool tank)", host.User, host.Addr)
-	mainFile, err := writeConfigs(dir, zfsConnections(dir, host))
+	tn, err := truenashost.Start(truenashost.Options{Dir: filepath.Join(dir, "truenas"), Version: "25.10"})
 	if err != nil {
 		return err
 	}
-	w.say("scratch folder %s: main config (driver: proxy) and four connections: fast.yaml and archive.yaml (local-hostpath), zfs-nfs.yaml and zfs-nvme.yaml (zfs-generic over SSH)", dir)
+	defer tn.Close()
+	w.say("simulated TrueNAS %s: %s (the middleware simulator: JSON-RPC 2.0 over a TLS WebSocket, its own certificate)", tn.Version, tn.URL())
+	conns := zfsConnections(dir, host)
+	for k, v := range truenasConnections(dir, tn) {
+		conns[k] = v
+	}
+	mainFile, err := writeConfigs(dir, conns)
+	if err != nil {
+		return err
+	}
+	w.say("scratch folder %s: main config (driver: proxy) and six connections: fast.yaml and archive.yaml (local-hostpath), zfs-nfs.yaml and zfs-nvme.yaml (zfs-generic over SSH), truenas-nfs.yaml and truenas-nvme.yaml (TrueNAS API)", dir)
 	sock := filepath.Join(dir, "csi.sock")
 	start := time.Now()
 	p, err := startPlugin(o.Switchyard, mainFile, sock, filepath.Join(dir, "node-state"), o.PluginLog)
@@ -91,6 +102,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if err := w.zfsTour(ctx, c, host); err != nil {
+		return err
+	}
+	if err := w.truenasTour(ctx, c, tn); err != nil {
 		return err
 	}
 	stopped = true

@@ -68,7 +68,7 @@ func (w *walk) zfsTour(ctx context.Context, c *csiclient.Client, h *zfshost.Host
 			r, err := c.Controller.GetCapacity(ctx, &csipb.GetCapacityRequest{Parameters: map[string]string{"connection": "zfs-nvme"}})
 			return fmt.Sprintf("%d GiB available in tank/k8s/nvme", r.GetAvailableCapacity()/gib), err
 		}},
-		{"ListVolumes", "across all four connections", func() (string, error) {
+		{"ListVolumes", "across all connections", func() (string, error) {
 			r, err := c.Controller.ListVolumes(ctx, &csipb.ListVolumesRequest{})
 			var ids []string
 			for _, e := range r.GetEntries() {

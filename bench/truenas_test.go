@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/switchyard-csi/switchyard/lab/truenashost"
+	"github.com/switchyard-csi/switchyard/simulators/truenas"
+)
+
+// trueNASProxy serves a proxy with one truenas-api-nfs connection ("nas")
+// to h and returns the gRPC controller client and a request builder.
+func trueNASProxy(b *testing.B, dir string, h *truenashost.Host) (csipb.ControllerClient, func(string) *csipb.CreateVolumeRequest) {
+	b.Helper()
+	conns := filepath.Join(dir, "connections")
+	if err := os.MkdirAll(conns, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	conn := h.DriverConfig("truenas-api-nfs", "v", "")
+	if err := os.WriteFile(filepath.Join(conns, "nas.yaml"), []byte(conn), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	c := start(b, dir, "driver: proxy\nproxy:\n  configFolder: "+conns+"\n")
+	return csipb.NewControllerClient(c.Conn), func(name string) *csipb.CreateVolumeRequest {
+		return &csipb.CreateVolumeRequest{Name: name, VolumeCapabilities: mountCap,
+			CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 30}, Parameters: map[string]string{"connection": "nas"}}
+	}
+}
+
+// maxRecords is the simulator's default Options.MaxRecords: a run that
+// fills it may have lost its oldest records, so its counts are wrong.
+const maxRecords = 10000
+
+// callsSeen counts recorded calls by method and fails if any came over
+// another transport than want (auto must not have fallen back).
+func callsSeen(b *testing.B, recs []truenas.Record, want string) map[string]int {
+	b.Helper()
+	if len(recs) >= maxRecords {
+		b.Fatalf("%d call records: the simulator keeps at most %d, counts would be short", len(recs), maxRecords)
+	}
+	by := map[string]int{}
+	for _, r := range recs {
+		if r.Transport != want {
+			b.Fatalf("%s call over %q; want every call over %q", r.Method, r.Transport, want)
+		}
+		by[r.Method]++
+	}
+	return by
+}
+
+// logCalls writes the per-method counts, sorted, for reading with -v.
+func logCalls(b *testing.B, what string, by map[string]int) {
+	b.Helper()
+	names := make([]string, 0, len(by))
+	for m := range by {
+		names = append(names, m)
+	}
+	slices.Sort(names)
+	for _, m := range names {
+		b.Logf("%s: %s ×%d", what, m, by[m])
+	}
+}
+
+// BenchmarkTrueNASCreateDelete: 100 CreateVolume then 100 DeleteVolume of
+// truenas-api-nfs through the proxy, 16 concurrent callers, with the
+// simulated TrueNAS answering every API call after 5 ms. websocket-25.10
+// multiplexes everything over one JSON-RPC WebSocket (asserted: exactly one
+// dial); rest-24.10 is the same work over REST /api/v2.0, one HTTP request
+// per call. Metrics: API calls per create and per delete (from the
+// server's call records), ms per create and per delete (wall ÷ 100), and
+// WebSocket dials or REST HTTP requests over the run. As in the ZFS
+// benchmark, the bound is what the latency alone allows: calls × 5 ms ×
+// 100 ÷ 16 callers (the driver's default 16 calls in flight); x-bound is
+// wall time over that bound.
+func BenchmarkTrueNASCreateDelete(b *testing.B) {
+	const (
+		volumes = 100
+		callers = 16
+		latency = 5 * time.Millisecond
+	)
+	cases := []struct {
+		name, version, transport string
+	}{
+		{"websocket-25.10", "25.10", "websocket"},
+		{"rest-24.10", "24.10", "rest"},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				h, err := truenashost.Start(truenashost.Options{Dir: filepath.Join(dir, "host"), Version: tc.version, Latency: latency})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctl, req := trueNASProxy(b, dir, h)
+				// Warm up: the first call connects, logs in and picks the transport.
+				if _, err := ctl.GetCapacity(ctx, &csipb.GetCapacityRequest{Parameters: map[string]string{"connection": "nas"}}); err != nil {
+					b.Fatal(err)
+				}
+				run := func(op func(i int) error) time.Duration {
+					h.Server.ResetCalls()
+					work := make(chan int, volumes)
+					for i := 0; i < volumes; i++ {
+						work <- i
+					}
+					close(work)
+					var wg sync.WaitGroup
+					var mu sync.Mutex
+					var first error
+					t0 := time.Now()
+					for w := 0; w < callers; w++ {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for i := range work {
+								if err := op(i); err != nil {
+									mu.Lock()
+									if first == nil {
+										first = err
+									}
+									mu.Unlock()
+								}
+							}
+						}()
+					}
+					wg.Wait()
+					if first != nil {
+						b.Fatal(first)
+					}
+					return time.Since(t0)
+				}
+				before := h.Server.Stats()
+				ids := make([]string, volumes)
+				createWall := run(func(i int) error {
+					r, err := ctl.CreateVolume(ctx, req(fmt.Sprintf("pvc-%03d", i)))
+					if err == nil {
+						ids[i] = r.GetVolume().GetVolumeId()
+					}
+					return err
+				})
+				createRecs := h.Server.Calls()
+				deleteWall := run(func(i int) error {
+					_, err := ctl.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: ids[i]})
+					return err
+				})
+				deleteRecs := h.Server.Calls()
+				after := h.Server.Stats()
+				creates, deletes := callsSeen(b, createRecs, tc.transport), callsSeen(b, deleteRecs, tc.transport)
+				if i == 0 {
+					logCalls(b, "create", creates)
+					logCalls(b, "delete", deletes)
+				}
+				b.ReportMetric(float64(len(createRecs))/volumes, "calls/create")
+				b.ReportMetric(float64(len(deleteRecs))/volumes, "calls/delete")
+				b.ReportMetric(float64(createWall.Microseconds())/1000/volumes, "ms/create")
+				b.ReportMetric(float64(deleteWall.Microseconds())/1000/volumes, "ms/delete")
+				createBound := time.Duration(len(createRecs)) * latency / callers
+				deleteBound := time.Duration(len(deleteRecs)) * latency / callers
+				b.ReportMetric(float64(createWall.Milliseconds()), "create-wall-ms")
+				b.ReportMetric(float64(createBound.Milliseconds()), "create-bound-ms")
+				b.ReportMetric(float64(deleteWall.Milliseconds()), "delete-wall-ms")
+				b.ReportMetric(float64(deleteBound.Milliseconds()), "delete-bound-ms")
+				b.ReportMetric(float64(createWall+deleteWall)/float64(createBound+deleteBound), "x-bound")
+				switch tc.transport {
+				case "websocket":
+					// Since the host started: the warm-up's dial must be the only one.
+					if after.WebSocketSessions != 1 {
+						b.Fatalf("%d WebSocket connections opened; want 1 shared by all callers (stats %+v)", after.WebSocketSessions, after)
+					}
+					b.ReportMetric(float64(after.WebSocketSessions), "ws-dials")
+				case "rest":
+					if after.WebSocketSessions != 0 {
+						b.Fatalf("%d WebSocket connections on %s; want REST only", after.WebSocketSessions, tc.version)
+					}
+					b.ReportMetric(float64(after.RESTCalls-before.RESTCalls), "http-reqs")
+					b.ReportMetric(float64(after.Connections-before.Connections), "tcp-conns")
+				}
+				h.Close()
+			}
+		})
+	}
+}
