@@ -30,7 +30,9 @@ func truenasDrivers(release string) []string {
 // directly and behind one proxy per release holding all of them.
 func truenasTargets() []target {
 	var ts []target
-	short := func(d string) string { return strings.TrimPrefix(strings.TrimPrefix(d, "freenas-"), "api-") + map[bool]string{true: "-api", false: "-ssh"}[strings.Contains(d, "-api-")] }
+	short := func(d string) string {
+		return strings.TrimPrefix(strings.TrimPrefix(d, "freenas-"), "api-") + map[bool]string{true: "-api", false: "-ssh"}[strings.Contains(d, "-api-")]
+	}
 	for _, rel := range truenasReleases {
 		host := "truenas-" + rel
 		tag := strings.ReplaceAll(rel, ".", "")

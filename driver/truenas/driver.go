@@ -107,7 +107,7 @@ func New(k kind, opts backend.Options) (backend.Driver, error) {
 	t := &truenas{kind: k, api: client, log: log, csiName: opts.CSIName}
 	sharer := t.sharer(s)
 	if k.ssh {
-		return zfsgeneric.NewSSHEngine(opts, k.name, k.block(), sharer)
+		return zfsgeneric.NewSSHEngine(opts, k.name, k.block(), sharer, client.Close)
 	}
 	return zfsgeneric.NewEngine(opts, zfsgeneric.Platform{
 		Driver:         k.name,

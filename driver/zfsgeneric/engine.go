@@ -89,10 +89,10 @@ func (d *Driver) maxZvolName(ctx context.Context) (int, string, error) {
 
 // NewSSHEngine builds the controller for a ZFS host reached over
 // sshConnection (or locally without it) whose volumes are shared by
-// sharer: the freenas-*/truenas-* SSH backends run zfs over SSH and share
+// sharer (closers run at Close, after the SSH connection's): the freenas-*/truenas-* SSH backends run zfs over SSH and share
 // through the TrueNAS API. The zfs.cli.* and sshConnection.* keys are read
 // here.
-func NewSSHEngine(opts backend.Options, driver string, block bool, sharer Sharer) (*Driver, error) {
+func NewSSHEngine(opts backend.Options, driver string, block bool, sharer Sharer, closers ...func() error) (*Driver, error) {
 	r := config.NewReader(opts.Config)
 	s := settings{driver: driver, kind: filesystem}
 	if block {
@@ -114,6 +114,16 @@ func NewSSHEngine(opts backend.Options, driver string, block bool, sharer Sharer
 	}
 	d.share = sharer
 	d.plat.Sharer = sharer
+	sshClose := d.plat.Close
+	d.plat.Close = func() error {
+		err := sshClose()
+		for _, c := range closers {
+			if cerr := c(); err == nil {
+				err = cerr
+			}
+		}
+		return err
+	}
 	return d, nil
 }
 
