@@ -39,7 +39,7 @@ func (s *Server) call(g *generation, ss *session, method string, params []json.R
 	} else {
 		s.log.Debug("call", "transport", ss.transport, "method", method, "user", user, "duration", time.Since(start))
 	}
-	return outcome{result: res, err: err, drop: s.faults.takeDrop()}
+	return outcome{result: res, err: err, drop: s.faults.TakeDrop()}
 }
 
 func (s *Server) invoke(g *generation, ss *session, method string, params []json.RawMessage, user, cred string) (any, error) {
@@ -50,7 +50,7 @@ func (s *Server) invoke(g *generation, ss *session, method string, params []json
 	if user == "" && !noAuthMethods[method] {
 		return nil, errNotAuthenticated
 	}
-	if d := s.faults.delay(method); d > 0 {
+	if d := s.faults.Delay(method); d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -59,7 +59,7 @@ func (s *Server) invoke(g *generation, ss *session, method string, params []json
 			return nil, &mw.CallError{Errno: mw.EFAULT, Message: "server restarted"}
 		}
 	}
-	if s.faults.fail(method) {
+	if s.faults.Fail(method) {
 		return nil, errInjected
 	}
 	ctx := context.WithValue(g.ctx, sessionKey{}, ss)

@@ -183,7 +183,7 @@ func (sh *shell) runSimple(ctx context.Context, c *simpleCmd, std stdio) int {
 	}
 	srv := sh.env.srv
 	rec := srv.startRecord(sh.env, argv, sh.depth, sh.root)
-	victim := srv.faults.takeDrop()
+	victim := srv.faults.TakeDrop()
 	if victim {
 		// The command still takes effect, but nothing it prints (nor its
 		// exit status) reaches the client: the connection drops first.

@@ -143,7 +143,7 @@ func (s *Server) runProgram(p *proc, name string, argv []string) int {
 // applyFaults sleeps for the command's latency, then decides whether it
 // fails instead of running (status, true).
 func (s *Server) applyFaults(p *proc, name string) (int, bool) {
-	if d := s.faults.delay(name); d > 0 {
+	if d := s.faults.Delay(name); d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -152,7 +152,7 @@ func (s *Server) applyFaults(p *proc, name string) (int, bool) {
 			return 130, true
 		}
 	}
-	if s.faults.fail(name) {
+	if s.faults.Fail(name) {
 		fmt.Fprintln(p.std.err, "injected fault")
 		return 1, true
 	}

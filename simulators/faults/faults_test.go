@@ -1,0 +1,84 @@
+package faults
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLatencyAddsUp(t *testing.T) {
+	f := New(1)
+	f.SetLatency("", 2*time.Millisecond)
+	f.SetLatency("zfs", 3*time.Millisecond)
+	for op, want := range map[string]time.Duration{"zfs": 5 * time.Millisecond, "zpool": 2 * time.Millisecond} {
+		if got := f.Delay(op); got != want {
+			t.Errorf("Delay(%s) = %v, want %v", op, got, want)
+		}
+	}
+	f.SetLatency("", 0)
+	if got := f.Delay("zpool"); got != 0 {
+		t.Errorf("after removing: %v", got)
+	}
+}
+
+func TestErrorRate(t *testing.T) {
+	cases := []struct {
+		op    string
+		rate  float64
+		fails int // of 100 draws on "x"
+	}{
+		{"x", 1, 100}, {"", 1, 100}, {"y", 1, 0}, {"x", 0, 0},
+	}
+	for _, c := range cases {
+		f := New(1)
+		f.SetErrorRate(c.op, c.rate)
+		n := 0
+		for i := 0; i < 100; i++ {
+			if f.Fail("x") {
+				n++
+			}
+		}
+		if n != c.fails {
+			t.Errorf("rate %v on %q: %d failures, want %d", c.rate, c.op, n, c.fails)
+		}
+	}
+}
+
+func TestSeedReproduces(t *testing.T) {
+	draw := func(f *Set) (out []bool) {
+		for i := 0; i < 50; i++ {
+			out = append(out, f.Fail("x"))
+		}
+		return out
+	}
+	a, b := New(7), New(7)
+	a.SetErrorRate("x", 0.5)
+	b.SetErrorRate("x", 0.5)
+	da, db := draw(a), draw(b)
+	for i := range da {
+		if da[i] != db[i] {
+			t.Fatalf("draw %d differs with the same seed", i)
+		}
+	}
+}
+
+func TestDropAfterAndReset(t *testing.T) {
+	f := New(1)
+	f.DropAfter(3)
+	var got []bool
+	for i := 0; i < 5; i++ {
+		got = append(got, f.TakeDrop())
+	}
+	want := []bool{false, false, true, false, false}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("TakeDrop sequence %v, want %v", got, want)
+		}
+	}
+	f.DropAfter(1)
+	f.SetLatency("", time.Second)
+	f.SetErrorRate("", 1)
+	f.Reset()
+	if f.TakeDrop() || f.Delay("x") != 0 || f.Fail("x") {
+		t.Error("Reset left a fault armed")
+	}
+}
