@@ -79,28 +79,27 @@ type shareSettings struct {
 	host string // nfs/smb shareHost
 
 	// nfs
-	nfsAlldirs         bool
-	nfsHosts, nfsNets  []string
-	maprootUser        string
-	maprootGroup       string
-	mapallUser         string
-	mapallGroup        string
-	commentTemplate    *zfsgeneric.Template
-	smbFields          map[string]any // smb share* keys, as API fields
-	smbAuxTemplate     *zfsgeneric.Template
-	nameTemplate       *zfsgeneric.Template
-	namePrefix         string
-	nameSuffix         string
-	portal             string
-	portals            []string
-	iface              string
-	targetGroups       []targetGroup
-	extent             map[string]any // iscsi extent fields from extent* keys
-	extentComment      *zfsgeneric.Template
-	nvmeTransports     []string
-	nvmePorts          []int // nvmet.port ids to link; empty: every TCP port
-	nvmeAllowAnyHost   bool
-	nvmeSubsystemAttrs map[string]any
+	nfsAlldirs        bool
+	nfsHosts, nfsNets []string
+	maprootUser       string
+	maprootGroup      string
+	mapallUser        string
+	mapallGroup       string
+	commentTemplate   *zfsgeneric.Template
+	smbFields         map[string]any // smb share* keys, as API fields
+	smbAuxTemplate    *zfsgeneric.Template
+	nameTemplate      *zfsgeneric.Template
+	namePrefix        string
+	nameSuffix        string
+	portal            string
+	portals           []string
+	iface             string
+	targetGroups      []targetGroup
+	extent            map[string]any // iscsi extent fields from extent* keys
+	extentComment     *zfsgeneric.Template
+	nvmeTransports    []string
+	nvmePorts         []int // nvmet.port ids to link; empty: every TCP port
+	nvmeAllowAnyHost  bool
 }
 
 type targetGroup struct {
@@ -131,6 +130,7 @@ func parseNaming(r *config.Reader, section string, s *shareSettings) {
 
 func parseNFS(r *config.Reader) shareSettings {
 	s := shareSettings{host: r.Required("nfs.shareHost", "the address nodes mount shares from")}
+	// Accepted for democratic-csi configs, not sent: TrueNAS 22.12+ refuses alldirs.
 	s.nfsAlldirs = r.Bool("nfs.shareAlldirs", false)
 	s.nfsHosts = r.List("nfs.shareAllowedHosts")
 	s.nfsNets = r.List("nfs.shareAllowedNetworks")
@@ -276,7 +276,7 @@ func parseISCSI(r *config.Reader) shareSettings {
 }
 
 func parseNVMeoF(r *config.Reader) shareSettings {
-	s := shareSettings{nvmeAllowAnyHost: r.Bool("nvmeof.allowAnyHost", true), nvmeSubsystemAttrs: map[string]any{}}
+	s := shareSettings{nvmeAllowAnyHost: r.Bool("nvmeof.allowAnyHost", true)}
 	if t := r.Str("nvmeof.transport"); t != "" {
 		s.nvmeTransports = append(s.nvmeTransports, t)
 	}

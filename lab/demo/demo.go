@@ -212,3 +212,25 @@ var mountCap = &csipb.VolumeCapability{
 }
 
 const gib = 1 << 30
+
+// deletion is one DeleteVolume or DeleteSnapshot step of a tour.
+type deletion struct{ call, id string }
+
+// deleteAll runs the deletions in order, one step line each.
+func (w *walk) deleteAll(ctx context.Context, c *csiclient.Client, dels []deletion) error {
+	for _, d := range dels {
+		err := w.step(d.call, d.id, func() (string, error) {
+			var err error
+			if d.call == "DeleteSnapshot" {
+				_, err = c.Controller.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: d.id})
+			} else {
+				_, err = c.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: d.id})
+			}
+			return "deleted", err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -71,21 +71,8 @@ func (w *walk) truenasTour(ctx context.Context, c *csiclient.Client, h *truenash
 	for _, s := range st.NVMetSubsystems {
 		w.say("  nvmet.subsys %d  %s", s.ID, s.SubNQN)
 	}
-	type del struct{ call, id string }
-	dels := []del{{"DeleteSnapshot", snap.GetSnapshotId()}, {"DeleteVolume", nfs.GetVolumeId()}, {"DeleteVolume", nvme.GetVolumeId()}}
-	for _, d := range dels {
-		err := w.step(d.call, d.id, func() (string, error) {
-			var err error
-			if d.call == "DeleteSnapshot" {
-				_, err = c.Controller.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: d.id})
-			} else {
-				_, err = c.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: d.id})
-			}
-			return "deleted", err
-		})
-		if err != nil {
-			return err
-		}
+	if err := w.deleteAll(ctx, c, []deletion{{"DeleteSnapshot", snap.GetSnapshotId()}, {"DeleteVolume", nfs.GetVolumeId()}, {"DeleteVolume", nvme.GetVolumeId()}}); err != nil {
+		return err
 	}
 	return w.step("sharing state", "on TrueNAS after the deletes", func() (string, error) {
 		st := h.Server.Sharing().State()

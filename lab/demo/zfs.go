@@ -90,21 +90,8 @@ func (w *walk) zfsTour(ctx context.Context, c *csiclient.Client, h *zfshost.Host
 		w.say("  nvmet subsystem %s", s.NQN)
 	}
 	w.say("(staging these on a node needs a kernel NFS client and NVMe/TCP: the storage VM tier does that)")
-	type del struct{ call, id string }
-	dels := []del{{"DeleteVolume", clone.GetVolumeId()}, {"DeleteSnapshot", snap.GetSnapshotId()}, {"DeleteVolume", nfs.GetVolumeId()}, {"DeleteVolume", nvme.GetVolumeId()}}
-	for _, d := range dels {
-		err := w.step(d.call, d.id, func() (string, error) {
-			var err error
-			if d.call == "DeleteSnapshot" {
-				_, err = c.Controller.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: d.id})
-			} else {
-				_, err = c.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: d.id})
-			}
-			return "deleted", err
-		})
-		if err != nil {
-			return err
-		}
+	if err := w.deleteAll(ctx, c, []deletion{{"DeleteVolume", clone.GetVolumeId()}, {"DeleteSnapshot", snap.GetSnapshotId()}, {"DeleteVolume", nfs.GetVolumeId()}, {"DeleteVolume", nvme.GetVolumeId()}}); err != nil {
+		return err
 	}
 	left := hostLines(h, "list", "-H", "-o", "name", "-t", "all", "-r", "tank/k8s/nfs", "tank/k8s/nvme")
 	return w.step("zfs list", "on the host after the deletes", func() (string, error) {

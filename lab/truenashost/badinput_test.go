@@ -385,10 +385,8 @@ func (c sharingCounts) check(want map[string]int) string {
 // walks the children of every row of a flat query, so repeats them).
 func volumeDatasets(h *truenashost.Host, parent string) []string {
 	var out []string
-	seen := map[string]bool{}
 	for _, d := range datasets(h) {
-		if strings.HasPrefix(d, parent+"/") && !seen[d] {
-			seen[d] = true
+		if strings.HasPrefix(d, parent+"/") {
 			out = append(out, d)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,6 +103,9 @@ func TestLifecycle(t *testing.T) {
 			if vc["node_attach_driver"] == "" || vc["provisioner_driver"] != c.driver {
 				t.Fatalf("volume_context %v", vc)
 			}
+			if !slices.Contains(datasets(h), "tank/k8s/vols/"+vol.GetVolume().GetVolumeId()) {
+				t.Fatalf("the volume's dataset is not listed: %v", datasets(h))
+			}
 			if n := shareObjects(h); n == 0 {
 				t.Fatalf("no share object on the host after create: %+v", h.Server.Sharing().State())
 			}
@@ -160,22 +164,14 @@ func shareObjects(h *truenashost.Host) int {
 }
 
 func datasets(h *truenashost.Host) []string {
+	// Every dataset is a row of its own (with its children nested too):
+	// the top-level rows are the complete list.
 	rows, _ := h.Query("pool.dataset.query")
 	var out []string
-	var walk func(rows []any)
-	walk = func(rows []any) {
-		for _, r := range rows {
-			m, _ := r.(map[string]any)
-			if id, ok := m["id"].(string); ok {
-				out = append(out, id)
-			}
-			if ch, ok := m["children"].([]any); ok {
-				walk(ch)
-			}
-		}
-	}
 	for _, r := range rows {
-		walk([]any{r})
+		if id, ok := r["id"].(string); ok {
+			out = append(out, id)
+		}
 	}
 	return out
 }

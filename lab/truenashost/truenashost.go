@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -119,15 +118,9 @@ func Start(o Options) (*Host, error) {
 }
 
 // prepare makes the host look like a configured TrueNAS: an NVMe-oF TCP
-// port on releases that have NVMe-oF.
+// port on releases that have NVMe-oF (the simulator mounts pools under
+// /mnt itself).
 func (h *Host) prepare() error {
-	// TrueNAS mounts pools under /mnt.
-	m := h.Server.Model()
-	if p, err := m.GetProperty(h.Pool, "mountpoint", true); err == nil && p.Value != "/mnt/"+h.Pool {
-		if err := m.SetProperty(h.Pool, "mountpoint", "/mnt/"+h.Pool); err != nil {
-			return err
-		}
-	}
 	if !h.Version.AtLeast(25, 10, 0) {
 		return nil
 	}
@@ -193,6 +186,3 @@ func apiKey() string {
 	}
 	return "1-" + string(b)
 }
-
-// DataDir is where the model keeps its state (for inspection).
-func (h *Host) DataDir(dir string) string { return filepath.Join(dir, "zfs") }
