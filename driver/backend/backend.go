@@ -45,7 +45,17 @@ type Options struct {
 	// they match what nodes report (proxy.nodeTopology.prefix; default
 	// DefaultTopologyPrefix).
 	TopologyPrefix string
-	Logger         *slog.Logger
+	// ParseNodeID reads a node_id back into its parts with the front end's
+	// node id settings (proxy.nodeId), so a backend that grants hosts
+	// access (ControllerPublishVolume) learns the node's IQN or NQN. Nil
+	// when node ids are opaque.
+	ParseNodeID func(nodeID string) (NodeIdentity, error)
+	Logger      *slog.Logger
+}
+
+// NodeIdentity is what a node_id says about its node.
+type NodeIdentity struct {
+	Name, Hostname, IQN, NQN string
 }
 
 // Type describes one driver type ("local-hostpath").
@@ -66,6 +76,10 @@ type Type struct {
 	// node reports {org.democratic-csi.topology/node: <node>} like
 	// democratic-csi; behind the proxy nodeTopology.type must be node.
 	NodeLocal bool
+	// HostNQN is true when ControllerPublishVolume grants the node's NVMe
+	// host NQN access: standalone, node ids then carry the NQN part
+	// (proxy.nodeId.parts.nqn defaults to true).
+	HostNQN bool
 	// Validate returns every problem in cfg (missing or malformed keys),
 	// each naming the key; nil when cfg is usable.
 	Validate func(cfg config.Tree) []config.Problem
@@ -85,3 +99,22 @@ func Constructor[D Driver](newFn func(Options) (D, error)) func(Options) (Driver
 		return d, nil
 	}
 }
+
+// DriverOf is the driver type a config names. A config without `driver`
+// whose top level has `accounts` is DDN Infinia's own config file
+// (block.csi.red.ddn.com has no driver key): it runs infinia-nvmeof, so
+// that file works unchanged.
+func DriverOf(t config.Tree) (name string, inferred bool) {
+	if d, _ := t.String("driver"); d != "" {
+		return d, false
+	}
+	if v, ok := t.Lookup("accounts"); ok {
+		if _, isMap := v.(map[string]any); isMap {
+			return InfiniaDriver, true
+		}
+	}
+	return "", false
+}
+
+// InfiniaDriver is the driver type DriverOf infers for DDN's config file.
+const InfiniaDriver = "infinia-nvmeof"

@@ -21,7 +21,7 @@ func Check(path string) config.Problems {
 		}
 		return config.Problems{{File: path, Msg: err.Error()}}
 	}
-	drv, _ := main.String("driver")
+	drv, _ := backend.DriverOf(main)
 	switch {
 	case drv == "":
 		return config.Problems{{File: path, Key: "driver", Msg: "required (proxy or a backend driver type)"}}

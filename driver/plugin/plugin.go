@@ -86,7 +86,7 @@ func New(o Options) (*Plugin, error) {
 			return nil, err
 		}
 	}
-	drv, _ := main.String("driver")
+	drv, _ := backend.DriverOf(main)
 	if drv == "" {
 		return nil, config.Problem{File: file, Key: "driver", Msg: "required (proxy or a backend driver type)"}
 	}
@@ -127,7 +127,8 @@ func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 		if _, err := os.Stat(set.ConfigFolder); err != nil {
 			o.Logger.Warn("the connections folder is not readable yet; calls will fail until it is", "folder", set.ConfigFolder, "error", err)
 		}
-		conns := proxy.NewConnections(&set, main, backend.Options{NodeName: o.NodeName, CSIName: o.CSIName, TopologyPrefix: set.Topology.Prefix, Logger: o.Logger})
+		conns := proxy.NewConnections(&set, main, backend.Options{NodeName: o.NodeName, CSIName: o.CSIName, TopologyPrefix: set.Topology.Prefix,
+			ParseNodeID: nodeIDParser(set.NodeID), Logger: o.Logger})
 		p.closers = append(p.closers, conns.Close)
 		ccaps, _ := csisrv.ControllerCaps(caps.Controller...)
 		p.Controller = proxy.NewController(conns, &set, ccaps, o.Logger)
@@ -164,6 +165,8 @@ func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, erro
 		services = append(services, "VOLUME_ACCESSIBILITY_CONSTRAINTS")
 	}
 	caps, ps := csisrv.CapabilitySet{PluginServices: services, Expansion: "ONLINE", Node: defaultNodeCaps}.Override(main)
+	nodeID, ips := proxy.ParseNodeIDSettings(main, proxy.NodeIDSettings{NodeName: true, NQN: typ.HostNQN})
+	ps = append(ps, ips...)
 	if len(ps) > 0 {
 		return nil, ps.InFile(file)
 	}
@@ -172,7 +175,8 @@ func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, erro
 		return nil, err
 	}
 	if o.serves(ModeController) {
-		d, err := typ.New(backend.Options{File: file, Config: main, NodeName: o.NodeName, CSIName: o.CSIName, Logger: o.Logger})
+		d, err := typ.New(backend.Options{File: file, Config: main, NodeName: o.NodeName, CSIName: o.CSIName,
+			ParseNodeID: nodeIDParser(nodeID), Logger: o.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
@@ -193,6 +197,15 @@ func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, erro
 			name = h
 		}
 		info := &csipb.NodeGetInfoResponse{NodeId: name}
+		if typ.HostNQN { // the controller reads the host NQN from node_id
+			facts := o.NodeFacts
+			facts.NodeName = name
+			id, err := proxy.NodeID(nodeID, facts)
+			if err != nil {
+				return nil, err
+			}
+			info.NodeId = id
+		}
 		if typ.NodeLocal {
 			info.AccessibleTopology = &csipb.Topology{Segments: map[string]string{proxy.DefaultTopologyPrefix + "/node": name}}
 		}
@@ -244,4 +257,12 @@ func (w withCaps) ControllerGetCapabilities(context.Context, *csipb.ControllerGe
 func (p *Plugin) NewServer(log *slog.Logger) *csisrv.Server {
 	p.Server = csisrv.NewServer(csisrv.Options{Identity: p.Identity, Controller: p.Controller, Node: p.Node, Logger: log})
 	return p.Server
+}
+
+// nodeIDParser reads node ids back for backends that grant host access.
+func nodeIDParser(s proxy.NodeIDSettings) func(string) (backend.NodeIdentity, error) {
+	return func(id string) (backend.NodeIdentity, error) {
+		p, err := proxy.ParseNodeID(s, id)
+		return backend.NodeIdentity{Name: p.NodeName, Hostname: p.Hostname, IQN: p.IQN, NQN: p.NQN}, err
+	}
 }

@@ -53,7 +53,7 @@ func checkConnection(name, file string, tree, main config.Tree, s *Settings) (*c
 	problem := func(key, format string, a ...any) config.Problems {
 		return config.Problems{{File: file, Key: key, Msg: fmt.Sprintf(format, a...)}}
 	}
-	drv, _ := tree.String("driver")
+	drv, _ := backend.DriverOf(tree)
 	if drv == "" {
 		return nil, problem("driver", "required: the backend driver type of this connection (e.g. local-hostpath)"), codes.FailedPrecondition
 	}
@@ -75,6 +75,11 @@ func checkConnection(name, file string, tree, main config.Tree, s *Settings) (*c
 	var ps config.Problems
 	if typ.Validate != nil {
 		ps = append(ps, config.Problems(typ.Validate(merged)).InFile(file)...)
+	}
+	if typ.HostNQN && !s.NodeID.NQN {
+		ps = append(ps, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf(
+			"%s grants each node's NVMe host NQN at ControllerPublishVolume: set proxy.nodeId.parts.nqn: true in the main config "+
+				"(and add PUBLISH_UNPUBLISH_VOLUME to the controller capabilities, with attachRequired: true on the CSIDriver)", drv)})
 	}
 	if typ.NodeLocal && s.Topology.Type != TopologyNode {
 		ps = append(ps, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf(

@@ -248,7 +248,21 @@ func (p *Controller) ControllerPublishVolume(ctx context.Context, req *csipb.Con
 	return onVolume(p, "ControllerPublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerPublishVolumeResponse, error) {
 		real := proto.Clone(req).(*csipb.ControllerPublishVolumeRequest)
 		real.VolumeId = id
-		return l.Driver.ControllerPublishVolume(ctx, real)
+		resp, err := l.Driver.ControllerPublishVolume(ctx, real)
+		if status.Code(err) != codes.Unimplemented {
+			return resp, err
+		}
+		// The proxy advertises PUBLISH_UNPUBLISH_VOLUME for all connections
+		// when one backend needs it (Infinia grants host NQNs); the others
+		// have nothing to attach, so publishing succeeds once the volume is
+		// known to exist.
+		if _, err := l.Driver.ValidateVolumeCapabilities(ctx, &csipb.ValidateVolumeCapabilitiesRequest{
+			VolumeId: id, VolumeCapabilities: []*csipb.VolumeCapability{req.GetVolumeCapability()},
+			VolumeContext: req.GetVolumeContext(), Secrets: req.GetSecrets(),
+		}); err != nil {
+			return nil, err
+		}
+		return &csipb.ControllerPublishVolumeResponse{}, nil
 	})
 }
 
@@ -262,7 +276,11 @@ func (p *Controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.C
 	return onVolume(p, "ControllerUnpublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerUnpublishVolumeResponse, error) {
 		real := proto.Clone(req).(*csipb.ControllerUnpublishVolumeRequest)
 		real.VolumeId = id
-		return l.Driver.ControllerUnpublishVolume(ctx, real)
+		resp, err := l.Driver.ControllerUnpublishVolume(ctx, real)
+		if status.Code(err) == codes.Unimplemented { // nothing was attached (see ControllerPublishVolume)
+			return &csipb.ControllerUnpublishVolumeResponse{}, nil
+		}
+		return resp, err
 	})
 }
 

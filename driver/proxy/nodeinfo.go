@@ -117,7 +117,13 @@ func shorten(code, value string, prefixes []IDPrefix, key string) (string, error
 			return code + p.ShortName + "=" + suffix, nil
 		}
 	}
-	return "", fmt.Errorf("node id: %q matches no prefix in %s; add one so it fits in node_id", value, key)
+	// No prefix matches: the whole name, with an empty short name
+	// (short names are never empty, so this cannot be misread). The
+	// length check on the whole id still applies.
+	if strings.ContainsAny(value, "/=") {
+		return "", fmt.Errorf("node id: %q contains '/' or '='; add a prefix to %s so only a plain suffix is kept", value, key)
+	}
+	return code + "=" + value, nil
 }
 
 // NodeIDParts is a node_id read back: what a controller-side call can learn.
@@ -154,6 +160,9 @@ func ParseNodeID(s NodeIDSettings, id string) (NodeIDParts, error) {
 }
 
 func expand(short, suffix string, prefixes []IDPrefix, key string) (string, error) {
+	if short == "" {
+		return suffix, nil // the whole name (see shorten)
+	}
 	for _, p := range prefixes {
 		if p.ShortName == short {
 			return p.Prefix + suffix, nil

@@ -39,7 +39,9 @@ func TestNodeID(t *testing.T) {
 		{"all parts", NodeIDSettings{NodeName: true, Hostname: true, IQN: true, NQN: true, IQNPrefixes: iqnP, NQNPrefixes: nqnP}, facts(hostFiles),
 			"n=node-a-1/h=host-a/i1=abcdef/v2=68f1d462-633b-4085-a634-899b88e5af74", ""},
 		{"no CSI_NODE_ID", NodeIDSettings{NodeName: true}, NodeFacts{ReadFile: facts(nil).ReadFile}, "", "CSI_NODE_ID is not set"},
-		{"iqn without prefix", NodeIDSettings{IQN: true}, facts(hostFiles), "", "proxy.nodeId.iqnPrefix"},
+		{"iqn and nqn without prefixes: whole names", NodeIDSettings{NodeName: true, IQN: true, NQN: true}, facts(hostFiles),
+			"n=node-a-1/i=iqn.1993-08.org.debian:01:abcdef/v=nqn.2014-08.org.nvmexpress:uuid:68f1d462-633b-4085-a634-899b88e5af74", ""},
+		{"nqn with a slash", NodeIDSettings{NQN: true}, facts(map[string]string{NQNFile: "nqn.x/y"}), "", "proxy.nodeId.nqnPrefix"},
 		{"no iqn file", NodeIDSettings{IQN: true, IQNPrefixes: iqnP}, facts(nil), "", "node id part iqn"},
 		{"too long", NodeIDSettings{NodeName: true}, NodeFacts{NodeName: strings.Repeat("n", 300)}, "", "CSI allows 256"},
 		{"empty", NodeIDSettings{}, facts(nil), "", "node id is empty"},
@@ -62,6 +64,9 @@ func TestNodeID(t *testing.T) {
 			}
 			if tt.s.IQN && parts.IQN != "iqn.1993-08.org.debian:01:abcdef" {
 				t.Fatalf("IQN round trip: %q", parts.IQN)
+			}
+			if tt.s.NQN && parts.NQN != "nqn.2014-08.org.nvmexpress:uuid:68f1d462-633b-4085-a634-899b88e5af74" {
+				t.Fatalf("NQN round trip: %q", parts.NQN)
 			}
 		})
 	}

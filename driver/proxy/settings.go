@@ -96,8 +96,17 @@ func ParseSettings(t config.Tree) (Settings, config.Problems) {
 	return s, ps
 }
 
+// ParseNodeIDSettings reads proxy.nodeId from t over defaults; standalone
+// drivers that grant hosts access use it too.
+func ParseNodeIDSettings(t config.Tree, defaults NodeIDSettings) (NodeIDSettings, config.Problems) {
+	return parseNodeIDOver(t, defaults, nil)
+}
+
 func parseNodeID(t config.Tree, ps config.Problems) (NodeIDSettings, config.Problems) {
-	n := NodeIDSettings{NodeName: true}
+	return parseNodeIDOver(t, NodeIDSettings{NodeName: true}, ps)
+}
+
+func parseNodeIDOver(t config.Tree, n NodeIDSettings, ps config.Problems) (NodeIDSettings, config.Problems) {
 	flag := func(key string, dst *bool) {
 		v, set, err := t.Bool("proxy.nodeId.parts." + key)
 		if err != nil {
