@@ -21,6 +21,9 @@ type target struct {
 	// noNode explains why csi-sanity's Node Service specs cannot run for
 	// this target on this machine ("" = they run).
 	noNode string
+	// block: the backend serves access type block (the restage test then
+	// checks it too); publish: it has a controller attach step.
+	block, publish bool
 }
 
 // hostPlaceholder is {{<host> <driver> <name>}}: the config of a driver on
