@@ -1,12 +1,15 @@
 package sanity
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/switchyard-csi/switchyard/lab/infiniahost"
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
+	"github.com/switchyard-csi/switchyard/simulators/infinia"
 )
 
 // simHosts starts the simulated storage hosts the targets use, once each,
@@ -15,9 +18,30 @@ type simHosts struct {
 	base    string
 	zfs     *zfshost.Host
 	truenas map[string]*truenashost.Host
+	infinia *infiniahost.Host
+	// infiniaTarget makes Infinia's exposures real (the storage VM's
+	// kernel target); nil elsewhere.
+	infiniaTarget infinia.Target
+}
+
+// bgCtx lives as long as the test binary: the hosts are closed explicitly.
+var bgCtx = context.Background()
+
+// stripDriverLine turns a switchyard Infinia config into DDN's own file.
+func stripDriverLine(cfg string) string {
+	var out []string
+	for _, l := range strings.Split(cfg, "\n") {
+		if !strings.HasPrefix(l, "driver:") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func (h *simHosts) config(host, driver, name string) (string, error) {
+	if host == "infinia" {
+		return h.infiniaConfig(driver, name)
+	}
 	if host == "zfs" {
 		if h.zfs == nil {
 			z, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(h.base, "zfs-host"), PoolSize: 1 << 40})
@@ -53,5 +77,8 @@ func (h *simHosts) close() {
 	}
 	for _, t := range h.truenas {
 		t.Close()
+	}
+	if h.infinia != nil {
+		h.infinia.Close()
 	}
 }

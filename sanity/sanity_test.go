@@ -2,8 +2,10 @@ package sanity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
 	"github.com/switchyard-csi/switchyard/driver/plugin"
+	"github.com/switchyard-csi/switchyard/driver/proxy"
 	_ "github.com/switchyard-csi/switchyard/driver/register"
 	"github.com/switchyard-csi/switchyard/lab/tier"
 )
@@ -101,7 +104,7 @@ func TestSanity(t *testing.T) {
 // serve starts the plugin described by mainFile on a unix socket.
 func serve(t *testing.T, mainFile, stateDir, sock string, log *slog.Logger) func() {
 	p, err := plugin.New(plugin.Options{ConfigFile: mainFile, CSIName: "org.switchyard.sanity", CSIVersion: "test",
-		NodeName: nodeName, StateDir: stateDir, Logger: log})
+		NodeName: nodeName, StateDir: stateDir, Logger: log, NodeFacts: proxy.NodeFacts{ReadFile: hostFile}})
 	if err != nil {
 		t.Fatalf("%s: %v", mainFile, err)
 	}
@@ -113,6 +116,19 @@ func serve(t *testing.T, mainFile, stateDir, sock string, log *slog.Logger) func
 	p.Identity.SetReady(true)
 	go srv.Serve(l)
 	return func() { srv.Stop(context.Background()); p.Close() }
+}
+
+// sanityHostNQN stands in for /etc/nvme/hostnqn where nvme-cli is not
+// installed (this host: node specs of NVMe backends run in the VM, which
+// has the file).
+const sanityHostNQN = "nqn.2014-08.org.nvmexpress:uuid:5a4e17e5-0000-4000-8000-000000000001"
+
+func hostFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && path == proxy.NQNFile {
+		return []byte(sanityHostNQN + "\n"), nil
+	}
+	return data, err
 }
 
 // The per-configuration counts `make sanity` prints, and the check that

@@ -28,7 +28,7 @@ type target struct {
 
 // hostPlaceholder is {{<host> <driver> <name>}}: the config of a driver on
 // a simulated storage host ("zfs" or "truenas-<release>").
-var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|truenas-[0-9.]+) ([a-z-]+) ([a-z0-9-]+)\}\}`)
+var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|infinia|truenas-[0-9.]+) ([a-z-]+) ([a-z0-9-]+)\}\}`)
 
 // hostConfig renders a placeholder: the host, the driver and a name that
 // keeps the target's datasets apart.
@@ -84,7 +84,7 @@ local-hostpath:
 		},
 		params: map[string]string{"connection": "hostpath-a"},
 	},
-}, append(zfsTargets(), truenasTargets()...)...)
+}, append(append(zfsTargets(), truenasTargets()...), infiniaTargets()...)...)
 
 func writeTarget(t target, dir string, config hostConfig) (mainFile string, err error) {
 	main, conns := t.render(dir, config)

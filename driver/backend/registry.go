@@ -59,7 +59,7 @@ var ProxyIncompatible = map[string]string{
 // "unknown driver".
 var Planned = []string{
 	"synology-iscsi", "nfs-client", "smb-client", "lustre-client", "node-manual",
-	"zfs-local-dataset", "zfs-local-zvol", "infinia-nvmeof",
+	"zfs-local-dataset", "zfs-local-zvol",
 }
 
 // Unknown explains why name is not a driver type this build can run: one

@@ -245,6 +245,14 @@ func (p *Controller) ControllerModifyVolume(ctx context.Context, req *csipb.Cont
 }
 
 func (p *Controller) ControllerPublishVolume(ctx context.Context, req *csipb.ControllerPublishVolumeRequest) (*csipb.ControllerPublishVolumeResponse, error) {
+	// CSI checks arguments before existence: a missing node id or
+	// capability is INVALID_ARGUMENT even for a handle no connection knows.
+	if req.GetVolumeId() != "" && req.GetNodeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "ControllerPublishVolume: node_id is required")
+	}
+	if req.GetVolumeId() != "" && req.GetVolumeCapability() == nil {
+		return nil, status.Error(codes.InvalidArgument, "ControllerPublishVolume: volume_capability is required")
+	}
 	return onVolume(p, "ControllerPublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerPublishVolumeResponse, error) {
 		real := proto.Clone(req).(*csipb.ControllerPublishVolumeRequest)
 		real.VolumeId = id

@@ -3,6 +3,7 @@
 package register
 
 import (
+	_ "github.com/switchyard-csi/switchyard/driver/infinia"
 	_ "github.com/switchyard-csi/switchyard/driver/localhostpath"
 	_ "github.com/switchyard-csi/switchyard/driver/truenas"
 	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"
