@@ -11,7 +11,8 @@ import (
 // node plugin replaced it, or one whose record was lost. Without this, a
 // node switched in place could not publish its running volumes to new pods
 // until they were drained. It returns nil when there is nothing to adopt.
-func (s *Service) adoptStaged(id, staging string, capability *csi.VolumeCapability, vc map[string]string) (*record, error) {
+func (s *Service) adoptStaged(id, staging string, capability *csi.VolumeCapability, reqVC, pc map[string]string) (*record, error) {
+	vc, from := attachContext(reqVC, pc)
 	if capability.GetBlock() != nil || vc[KeyAttachDriver] == "" {
 		return nil, nil // block layouts differ between drivers: never guess
 	}
@@ -23,7 +24,7 @@ func (s *Service) adoptStaged(id, staging string, capability *csi.VolumeCapabili
 	if err != nil {
 		return nil, err
 	}
-	rec := &record{VolumeID: id, Attacher: a.Name(), Context: vc, StagingPath: staging, Capability: capJSON{capability}, Staged: true}
+	rec := &record{VolumeID: id, Attacher: a.Name(), Context: vc, ContextFrom: from, StagingPath: staging, Capability: capJSON{capability}, Staged: true}
 	if err := s.saveRecord(rec); err != nil {
 		return nil, status.Errorf(codes.Internal, "volume %s: recording the adopted staging mount: %v", id, err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	mount "k8s.io/mount-utils"
+
+	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
 // KeyAttachDriver is the volume_context key that selects the attacher
@@ -53,19 +55,37 @@ type Expander interface {
 	Expand(ctx context.Context, h *Host, v *Volume, volumePath string, requiredBytes int64) (int64, error)
 }
 
-// Host is what attachers use to touch the node: the one exec seam, and a
-// mounter whose formatting commands run through that seam.
+// Host is what attachers use to touch the node: the one exec seam, a
+// mounter whose formatting commands run through that seam, and what the
+// node knows about its other volumes.
 type Host struct {
 	Exec    *Exec
 	Mounter *mount.SafeFormatAndMount
 	Log     *slog.Logger
+	// Volumes lists every volume this node has a record of (staged, or
+	// being staged), except those being unstaged. Attachers whose
+	// connections are shared between volumes (an NVMe-oF subsystem, an
+	// iSCSI target) release a connection only when no other volume in this
+	// list uses it. Nil means no other volumes.
+	Volumes func() ([]*Volume, error)
+
+	// Where the node's device and sysfs trees are, and how long and how
+	// often attachers wait: unit tests point these at temporary trees.
+	env hostEnv
+	// targets serialises attaching and releasing per shared connection
+	// (nqn, iqn+portal), so an unstage never disconnects what a concurrent
+	// stage of another volume is about to use.
+	targets keylock.Set
 }
 
 // Volume is what an attacher knows about one volume, taken from the
 // request (Stage) or from the node record (Unstage, Expand).
 type Volume struct {
-	ID             string
-	Context        map[string]string // volume_context
+	ID string
+	// Context holds the attach keys: the volume_context, or for a static
+	// PV whose volume_context lacks node_attach_driver, publish_context's
+	// keys over it (see attachContext).
+	Context        map[string]string
 	PublishContext map[string]string
 	// Secrets are the request's secrets, set for Stage only. They are never
 	// logged or persisted; pass them to commands via Command.Sensitive.

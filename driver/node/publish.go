@@ -54,7 +54,7 @@ func (s *Service) NodePublishVolume(ctx context.Context, req *csi.NodePublishVol
 		return nil, err
 	}
 	if rec == nil {
-		if rec, err = s.adoptStaged(id, staging, capability, req.GetVolumeContext()); err != nil {
+		if rec, err = s.adoptStaged(id, staging, capability, req.GetVolumeContext(), req.GetPublishContext()); err != nil {
 			return nil, err
 		}
 	}

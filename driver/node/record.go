@@ -21,16 +21,23 @@ import (
 // target) and NodeUnstageVolume (which gets no volume_context) need it.
 // Secrets are never recorded.
 type record struct {
-	VolumeID       string            `json:"volume_id"`
-	Attacher       string            `json:"node_attach_driver"`
+	VolumeID string `json:"volume_id"`
+	Attacher string `json:"node_attach_driver"`
+	// Context is the attach keys (Volume.Context); ContextFrom says
+	// "publish_context" when they came from there (a static PV).
 	Context        map[string]string `json:"volume_context,omitempty"`
+	ContextFrom    string            `json:"context_from,omitempty"`
 	PublishContext map[string]string `json:"publish_context,omitempty"`
 	StagingPath    string            `json:"staging_target_path"`
 	Capability     capJSON           `json:"volume_capability"`
 	// Staged is false from just before the attacher runs until it has
 	// succeeded, so a crash mid-stage still leaves something to unstage.
-	Staged  bool              `json:"staged"`
-	Targets map[string]target `json:"targets,omitempty"`
+	Staged bool `json:"staged"`
+	// Releasing is set once NodeUnstageVolume has unmounted the volume
+	// and lets the attacher release it: the volume no longer holds a
+	// shared connection (Host.Volumes leaves it out).
+	Releasing bool              `json:"releasing,omitempty"`
+	Targets   map[string]target `json:"targets,omitempty"`
 }
 
 // target is one NodePublishVolume of the volume.
@@ -150,6 +157,32 @@ func (s *store) save(r *record) error {
 		return fmt.Errorf("write node record %s: %w", f, werr)
 	}
 	return syncDir(s.dir)
+}
+
+// list loads every record in the directory. A record that cannot be read
+// fails the listing: callers decide from it whether a shared connection
+// is still in use, and guessing could pull it from under a volume.
+func (s *store) list() ([]*record, error) {
+	files, err := filepath.Glob(filepath.Join(s.dir, "*"+recordSuffix))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*record, 0, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read node record %s: %w", f, err)
+		}
+		var r record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("node record %s is corrupt (%v); remove it once its volume is unmounted", f, err)
+		}
+		out = append(out, &r)
+	}
+	return out, nil
 }
 
 // remove deletes the volume's record; a missing record is not an error.

@@ -31,7 +31,7 @@ type Options struct {
 	// GET_VOLUME_STATS, EXPAND_VOLUME, SINGLE_NODE_MULTI_WRITER.
 	// STAGE_UNSTAGE_VOLUME is required: publish binds from the staging path.
 	Capabilities []*csi.NodeServiceCapability
-	// Attachers replaces the built-in set (hostpath); for tests and for
+	// Attachers replaces the built-in set (BuiltinAttachers); for tests and for
 	// front ends that serve a subset.
 	Attachers []Attacher
 	// CommandTimeout bounds each host command; 0 → DefaultCommandTimeout.
@@ -69,7 +69,9 @@ func Capabilities(types ...csi.NodeServiceCapability_RPC_Type) []*csi.NodeServic
 }
 
 // BuiltinAttachers are the attachers this build has.
-func BuiltinAttachers() []Attacher { return []Attacher{HostPath{}} }
+func BuiltinAttachers() []Attacher {
+	return []Attacher{HostPath{}, NFS{}, SMB{}, Lustre{}, ISCSI{}, NVMeoF{}, ZFSLocal{}}
+}
 
 // Service is the CSI node service. It is safe for concurrent use.
 type Service struct {
@@ -123,11 +125,7 @@ func NewService(opts Options) (*Service, error) {
 	}
 	ex := NewExec(opts.Exec, opts.CommandTimeout, log)
 	s := &Service{
-		host: &Host{
-			Exec:    ex,
-			Mounter: &mount.SafeFormatAndMount{Interface: mounter, Exec: ex},
-			Log:     log,
-		},
+		host:      newHost(ex, mounter, log),
 		store:     st,
 		locks:     newVolumeLocks(),
 		attachers: map[string]Attacher{},
@@ -135,6 +133,7 @@ func NewService(opts Options) (*Service, error) {
 		caps:      caps,
 		log:       log,
 	}
+	s.host.Volumes = s.recordedVolumes
 	atts := opts.Attachers
 	if atts == nil {
 		atts = BuiltinAttachers()
@@ -167,12 +166,13 @@ func (s *Service) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesR
 	return &csi.NodeGetCapabilitiesResponse{Capabilities: s.caps}, nil
 }
 
-// attacherFor picks the attacher named by the volume_context.
+// attacherFor picks the attacher named by the attach keys (attachContext).
 func (s *Service) attacherFor(id string, vc map[string]string) (Attacher, error) {
 	name := vc[KeyAttachDriver]
 	if name == "" {
 		return nil, status.Errorf(codes.InvalidArgument,
-			"volume %s: volume_context key %q is missing (supported: %s)", id, KeyAttachDriver, strings.Join(s.names, ", "))
+			"volume %s: volume_context key %q is missing, and publish_context has none either (supported: %s)",
+			id, KeyAttachDriver, strings.Join(s.names, ", "))
 	}
 	a, ok := s.attachers[name]
 	if !ok {
@@ -201,6 +201,22 @@ func (s *Service) loadRecord(id string) (*record, error) {
 		return nil, status.Errorf(codes.Internal, "volume %s: %v", id, err)
 	}
 	return rec, nil
+}
+
+// recordedVolumes is Host.Volumes: every volume with a record, except
+// those being released by NodeUnstageVolume.
+func (s *Service) recordedVolumes() ([]*Volume, error) {
+	recs, err := s.store.list()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Volume, 0, len(recs))
+	for _, r := range recs {
+		if !r.Releasing {
+			out = append(out, r.volume())
+		}
+	}
+	return out, nil
 }
 
 func (s *Service) saveRecord(rec *record) error {

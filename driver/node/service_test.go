@@ -135,7 +135,7 @@ func TestRequestValidation(t *testing.T) {
 		{"stage no access mode", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeCapability = noMode }), codes.InvalidArgument, []string{"access_mode"}},
 		{"stage no access type", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeCapability = noType }), codes.InvalidArgument, []string{"access_type"}},
 		{"stage no attach driver", stage(func(r *csi.NodeStageVolumeRequest) { delete(r.VolumeContext, KeyAttachDriver) }), codes.InvalidArgument, []string{KeyAttachDriver, "hostpath"}},
-		{"stage unknown attach driver", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeContext[KeyAttachDriver] = "nfs" }), codes.InvalidArgument, []string{`"nfs"`, "supported: hostpath"}},
+		{"stage unknown attach driver", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeContext[KeyAttachDriver] = "objectivefs" }), codes.InvalidArgument, []string{`"objectivefs"`, "supported: hostpath, iscsi, lustre, nfs, nvmeof, smb, zfs-local"}},
 		{"stage hostpath without path", stage(func(r *csi.NodeStageVolumeRequest) { delete(r.VolumeContext, KeyHostPath) }), codes.InvalidArgument, []string{`"path"`}},
 		{"stage hostpath relative path", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeContext[KeyHostPath] = "data/v1" }), codes.InvalidArgument, []string{`"path"`, "absolute"}},
 		{"stage hostpath as block", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeCapability = blockCap(snw) }), codes.InvalidArgument, []string{"block", "mount"}},
@@ -144,7 +144,7 @@ func TestRequestValidation(t *testing.T) {
 		{"publish relative target", publish(func(r *csi.NodePublishVolumeRequest) { r.TargetPath = "t" }), codes.InvalidArgument, []string{"target_path", "absolute"}},
 		{"publish no capability", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeCapability = nil }), codes.InvalidArgument, []string{"volume_capability"}},
 		{"publish no staging path", publish(func(r *csi.NodePublishVolumeRequest) { r.StagingTargetPath = "" }), codes.FailedPrecondition, []string{"staging_target_path", "NodeStageVolume"}},
-		{"publish unknown attach driver", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeContext[KeyAttachDriver] = "iscsi" }), codes.InvalidArgument, []string{`"iscsi"`}},
+		{"publish unknown attach driver", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeContext[KeyAttachDriver] = "objectivefs" }), codes.InvalidArgument, []string{`"objectivefs"`}},
 		{"unpublish no volume id", func() error {
 			_, err := f.svc.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{TargetPath: f.target})
 			return err

@@ -27,13 +27,14 @@ func (s *Service) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeR
 	if err := checkCapability(id, req.GetVolumeCapability()); err != nil {
 		return nil, err
 	}
-	a, err := s.attacherFor(id, req.GetVolumeContext())
+	vc, from := attachContext(req.GetVolumeContext(), req.GetPublishContext())
+	a, err := s.attacherFor(id, vc)
 	if err != nil {
 		return nil, err
 	}
 	v := &Volume{
 		ID:             id,
-		Context:        req.GetVolumeContext(),
+		Context:        vc,
 		PublishContext: req.GetPublishContext(),
 		Secrets:        req.GetSecrets(),
 		Capability:     req.GetVolumeCapability(),
@@ -79,6 +80,7 @@ func (s *Service) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeR
 		VolumeID:       id,
 		Attacher:       a.Name(),
 		Context:        v.Context,
+		ContextFrom:    from,
 		PublishContext: v.PublishContext,
 		StagingPath:    staging,
 		Capability:     capJSON{v.Capability},
@@ -166,6 +168,12 @@ func (s *Service) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVol
 		return nil, status.Errorf(codes.Internal, "volume %s: %v", id, err)
 	}
 	if a != nil {
+		// Unmounted: this volume no longer holds a shared connection, so
+		// a concurrent unstage of another volume may release it.
+		rec.Releasing = true
+		if err := s.saveRecord(rec); err != nil {
+			return nil, err
+		}
 		if err := a.Unstage(ctx, s.host, rec.volume()); err != nil {
 			return nil, asStatus(err, id, a.Name()+" unstage")
 		}

@@ -1,0 +1,38 @@
+package node
+
+import (
+	"context"
+	"net"
+	"strings"
+)
+
+// NFS is the "nfs" attacher: volume_context server and share are mounted
+// as server:share with mount -t nfs and the volume's mount flags.
+type NFS struct{}
+
+var nfsShare = share{
+	name:    "nfs",
+	fsTypes: []string{"nfs", "nfs4"},
+	source: func(server, share string) string {
+		// mount.nfs needs an IPv6 server in brackets.
+		if strings.Contains(server, ":") && !strings.HasPrefix(server, "[") && net.ParseIP(server) != nil {
+			server = "[" + server + "]"
+		}
+		return server + ":" + share
+	},
+}
+
+// Name implements Attacher.
+func (NFS) Name() string { return "nfs" }
+
+// Validate implements Attacher.
+func (NFS) Validate(v *Volume) error { return nfsShare.validate(v) }
+
+// Stage implements Attacher.
+func (NFS) Stage(_ context.Context, h *Host, v *Volume) error {
+	plain, sensitive := mountFlags(v)
+	return nfsShare.mount(h, v, nfsShare.device(v), nfsShare.fsType(v), plain, sensitive)
+}
+
+// Unstage implements Attacher: the mount was all.
+func (NFS) Unstage(context.Context, *Host, *Volume) error { return nil }

@@ -1,0 +1,272 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// NVMeoF is the "nvmeof" attacher. It connects to the subsystem (nqn)
+// over every transport of volume_context transport and transports, waits
+// for a live path, and finds the namespace by uuid (Infinia) or by nsid:
+// the native multipath head when the kernel has native multipath, else the
+// one namespace device or the dm-multipath map over several. Unstage
+// disconnects the subsystem unless another staged volume of this node uses
+// the same nqn.
+type NVMeoF struct{}
+
+type nvmeVolume struct {
+	nqn, nsid, uuid string
+	transports      []nvmeTransport
+}
+
+func parseNVMeoF(v *Volume) (nvmeVolume, error) {
+	var nv nvmeVolume
+	var err error
+	if nv.nqn, err = required(v, KeyNQN); err != nil {
+		return nv, err
+	}
+	nv.uuid = strings.ToLower(strings.TrimSpace(v.Context[KeyUUID]))
+	nv.nsid = strings.TrimSpace(v.Context[KeyNSID])
+	if nv.uuid == "" {
+		if nv.nsid, err = required(v, KeyNSID); err != nil {
+			return nv, err
+		}
+	}
+	if nv.nsid != "" {
+		if n, err := strconv.ParseUint(nv.nsid, 10, 32); err != nil || n == 0 {
+			return nv, status.Errorf(codes.InvalidArgument, "volume %s: volume_context %s=%q must be a namespace id (1 or more)", v.ID, KeyNSID, nv.nsid)
+		}
+	}
+	if strings.ContainsAny(nv.uuid, "/ ") {
+		return nv, status.Errorf(codes.InvalidArgument, "volume %s: volume_context %s=%q is not a namespace uuid", v.ID, KeyUUID, nv.uuid)
+	}
+	if nv.transports, err = nvmeTransports(v); err != nil {
+		return nv, status.Errorf(codes.InvalidArgument, "volume %s: volume_context %v", v.ID, err)
+	}
+	if len(nv.transports) == 0 {
+		return nv, status.Errorf(codes.InvalidArgument,
+			"volume %s: volume_context key %q (or %q) is missing: node_attach_driver nvmeof needs the subsystem's address, e.g. tcp://10.0.0.5:4420",
+			v.ID, KeyTransport, KeyTransports)
+	}
+	return nv, nil
+}
+
+func (nv nvmeVolume) lockKey() string { return "nvme:" + nv.nqn }
+
+// namespace names the namespace in messages.
+func (nv nvmeVolume) namespace() string {
+	if nv.uuid != "" {
+		return "namespace uuid " + nv.uuid + " of " + nv.nqn
+	}
+	return "namespace " + nv.nsid + " of " + nv.nqn
+}
+
+// Name implements Attacher.
+func (NVMeoF) Name() string { return "nvmeof" }
+
+// Validate implements Attacher.
+func (NVMeoF) Validate(v *Volume) error {
+	if _, err := parseNVMeoF(v); err != nil {
+		return err
+	}
+	return validateBlockVolume(v)
+}
+
+// Stage implements Attacher.
+func (a NVMeoF) Stage(ctx context.Context, h *Host, v *Volume) error {
+	nv, err := parseNVMeoF(v)
+	if err != nil {
+		return err
+	}
+	dev, err := a.attach(ctx, h, v, nv)
+	if err != nil {
+		return err
+	}
+	return stageDevice(ctx, h, v, dev)
+}
+
+func (a NVMeoF) attach(ctx context.Context, h *Host, v *Volume, nv nvmeVolume) (string, error) {
+	unlock, err := h.lockTargets(ctx, nv.lockKey())
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+
+	var connected []nvmeTransport
+	var errs []error
+	for _, t := range nv.transports {
+		rt, err := t.resolved(ctx, h)
+		if err == nil {
+			err = a.connect(ctx, h, nv.nqn, rt)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t, err))
+			continue
+		}
+		connected = append(connected, rt)
+	}
+	if len(connected) == 0 {
+		return "", fmt.Errorf("nvme connect to %s failed on every transport: %w", nv.nqn, errors.Join(errs...))
+	}
+	if len(errs) > 0 {
+		h.Log.Warn("nvmeof: some transports failed; the volume runs on the others", "volume", v, "error", errors.Join(errs...))
+	}
+
+	var sub *nvmeSubsystem
+	err = h.waitFor(ctx, fmt.Sprintf("a live path to NVMe subsystem %s (over %s)", nv.nqn, transportList(connected)), func() (bool, error) {
+		sub = h.nvmeSubsystemByNQN(nv.nqn)
+		return sub != nil && len(h.liveControllers(sub)) > 0, nil
+	})
+	if err != nil {
+		return "", err
+	}
+
+	var devs []string
+	rescanned := false
+	err = h.waitFor(ctx, nv.namespace(), func() (bool, error) {
+		sub = h.nvmeSubsystemByNQN(nv.nqn)
+		devs = h.nvmeNamespaces(sub, nv.nsid, nv.uuid)
+		if len(devs) == 0 && !rescanned && sub != nil {
+			// A connection made before the namespace existed does not
+			// show it until the controller rescans.
+			rescanned = true
+			a.rescan(ctx, h, sub)
+		}
+		return len(devs) > 0, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	paths := len(connected)
+	if h.nativeNVMeMultipath() {
+		paths = 1 // the kernel merges paths into one head device
+	}
+	dev, err := h.pickDevice(ctx, devs, paths)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", nv.namespace(), err)
+	}
+	return dev, nil
+}
+
+// connect runs nvme connect for one path. An existing connection is
+// success; failures are retried (a target may still be coming up), except
+// a command that timed out.
+func (NVMeoF) connect(ctx context.Context, h *Host, nqn string, t nvmeTransport) error {
+	err := h.retry(ctx, func(err error) bool { return !errors.Is(err, context.DeadlineExceeded) }, func() error {
+		out, err := h.Exec.Run(ctx, Command{Name: "nvme", Args: t.connectArgs(nqn)})
+		if err != nil && alreadyConnected(string(out)) {
+			return nil
+		}
+		return err
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("nvme connect to %s at %s timed out: %w", nqn, t, err)
+	}
+	return err
+}
+
+// alreadyConnected recognises nvme-cli's answers for a path that exists
+// (EALREADY from /dev/nvme-fabrics).
+func alreadyConnected(out string) bool {
+	return strings.Contains(out, "already connected") || strings.Contains(out, "Operation already in progress")
+}
+
+// rescan asks each live controller of the subsystem to rescan namespaces
+// (`nvme ns-rescan` wants the controller's character device).
+func (NVMeoF) rescan(ctx context.Context, h *Host, sub *nvmeSubsystem) {
+	for _, c := range h.liveControllers(sub) {
+		if _, err := h.Exec.Run(ctx, Command{Name: "nvme", Args: []string{"ns-rescan", h.dev(c.name)}}); err != nil {
+			h.Log.Warn("nvmeof: namespace rescan failed", "controller", c.name, "error", err)
+		}
+	}
+}
+
+func transportList(ts []nvmeTransport) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// Unstage implements Attacher: disconnect the subsystem unless another
+// volume of this node uses it. A subsystem the node no longer has (the
+// target vanished and the kernel gave up) needs nothing.
+func (NVMeoF) Unstage(ctx context.Context, h *Host, v *Volume) error {
+	nqn := strings.TrimSpace(v.Context[KeyNQN])
+	if nqn == "" {
+		return nil // nothing was connected from a context without an nqn
+	}
+	unlock, err := h.lockTargets(ctx, "nvme:"+nqn)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	others, err := h.otherVolumes(v.ID)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.Context[KeyAttachDriver] == "nvmeof" && strings.TrimSpace(o.Context[KeyNQN]) == nqn {
+			h.Log.Info("nvmeof: subsystem stays connected: another volume on this node uses it", "nqn", nqn, "other", o.ID, "volume", v)
+			return nil
+		}
+	}
+	if h.nvmeSubsystemByNQN(nqn) == nil {
+		return nil
+	}
+	if _, err := h.Exec.Run(ctx, Command{Name: "nvme", Args: []string{"disconnect", "--nqn", nqn}}); err != nil {
+		// The controllers may have gone meanwhile (deleted after the
+		// controller-loss timeout): then there is nothing left to undo.
+		if h.nvmeSubsystemByNQN(nqn) == nil {
+			return nil
+		}
+		return fmt.Errorf("nvme disconnect of %s: %w", nqn, err)
+	}
+	return nil
+}
+
+// findDevice finds a staged volume's namespace device, without connecting.
+func (a NVMeoF) findDevice(ctx context.Context, h *Host, v *Volume) (string, *nvmeSubsystem, error) {
+	nv, err := parseNVMeoF(v)
+	if err != nil {
+		return "", nil, err
+	}
+	sub := h.nvmeSubsystemByNQN(nv.nqn)
+	devs := h.nvmeNamespaces(sub, nv.nsid, nv.uuid)
+	if len(devs) == 0 {
+		return "", nil, status.Errorf(codes.NotFound, "volume %s: %s is not on this node", v.ID, nv.namespace())
+	}
+	paths := len(devs)
+	if h.nativeNVMeMultipath() {
+		paths = 1
+	}
+	dev, err := h.pickDevice(ctx, devs, paths)
+	return dev, sub, err
+}
+
+// Expand implements Expander: rescan the subsystem's controllers, then grow.
+func (a NVMeoF) Expand(ctx context.Context, h *Host, v *Volume, volumePath string, requiredBytes int64) (int64, error) {
+	dev, sub, err := a.findDevice(ctx, h, v)
+	if err != nil {
+		return 0, err
+	}
+	rescanned := false
+	return expandDevice(ctx, h, v, dev, volumePath, requiredBytes, func(ctx context.Context, _ string) error {
+		if !rescanned && sub != nil {
+			rescanned = true // one rescan per controller covers every path
+			for _, c := range h.liveControllers(sub) {
+				if _, err := h.Exec.Run(ctx, Command{Name: "nvme", Args: []string{"ns-rescan", h.dev(c.name)}}); err != nil {
+					return fmt.Errorf("nvme ns-rescan %s: %w", c.name, err)
+				}
+			}
+		}
+		return nil
+	})
+}
