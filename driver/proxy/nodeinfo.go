@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"os"
@@ -62,13 +63,13 @@ func NodeID(s NodeIDSettings, f NodeFacts) (string, error) {
 		parts = append(parts, "h="+h)
 	}
 	if s.IQN {
-		data, err := f.ReadFile(IQNFile)
+		data, err := f.ReadFile(cmp.Or(s.IQNFile, IQNFile))
 		if err != nil {
 			return "", fmt.Errorf("node id part iqn: %w", err)
 		}
 		iqn := parseInitiatorName(data)
 		if iqn == "" {
-			return "", fmt.Errorf("node id part iqn: no InitiatorName= line in %s", IQNFile)
+			return "", fmt.Errorf("node id part iqn: no InitiatorName= line in %s", cmp.Or(s.IQNFile, IQNFile))
 		}
 		p, err := shorten("i", iqn, s.IQNPrefixes, "proxy.nodeId.iqnPrefix")
 		if err != nil {
@@ -77,7 +78,7 @@ func NodeID(s NodeIDSettings, f NodeFacts) (string, error) {
 		parts = append(parts, p)
 	}
 	if s.NQN {
-		data, err := f.ReadFile(NQNFile)
+		data, err := f.ReadFile(cmp.Or(s.NQNFile, NQNFile))
 		if err != nil {
 			return "", fmt.Errorf("node id part nqn: %w", err)
 		}

@@ -29,6 +29,10 @@ type Settings struct {
 type NodeIDSettings struct {
 	NodeName, Hostname, IQN, NQN bool
 	IQNPrefixes, NQNPrefixes     []IDPrefix
+	// IQNFile and NQNFile are where the node's initiator names are read
+	// (default IQNFile, NQNFile): a node plugin container may mount the
+	// host's /etc elsewhere.
+	IQNFile, NQNFile string
 }
 
 // IDPrefix shortens an IQN/NQN in node_id: Prefix is replaced by ShortName.
@@ -121,6 +125,13 @@ func parseNodeIDOver(t config.Tree, n NodeIDSettings, ps config.Problems) (NodeI
 	flag("nqn", &n.NQN)
 	if !n.NodeName && !n.Hostname && !n.IQN && !n.NQN {
 		ps = append(ps, config.Problem{Key: "proxy.nodeId.parts", Msg: "at least one part must be true: node_id cannot be empty"})
+	}
+	n.IQNFile, n.NQNFile = IQNFile, NQNFile
+	if f, ok := t.String("proxy.nodeId.iqnFile"); ok && f != "" {
+		n.IQNFile = f
+	}
+	if f, ok := t.String("proxy.nodeId.nqnFile"); ok && f != "" {
+		n.NQNFile = f
 	}
 	n.IQNPrefixes, ps = parsePrefixes(t, "proxy.nodeId.iqnPrefix", ps)
 	n.NQNPrefixes, ps = parsePrefixes(t, "proxy.nodeId.nqnPrefix", ps)
