@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
+	"github.com/switchyard-csi/switchyard/lab/infiniahost"
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
@@ -66,15 +67,24 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer tn.Close()
 	w.say("simulated TrueNAS %s: %s (the middleware simulator: JSON-RPC 2.0 over a TLS WebSocket, its own certificate)", tn.Version, tn.URL())
+	ih, err := infiniahost.Start(ctx, infiniahost.Options{Dir: filepath.Join(dir, "infinia")})
+	if err != nil {
+		return err
+	}
+	defer ih.Close()
+	w.say("simulated DDN Infinia: %s (the REST simulator under /redapi/v1, JWT login, its own certificate)", ih.URL)
 	conns := zfsConnections(dir, host)
 	for k, v := range truenasConnections(dir, tn) {
+		conns[k] = v
+	}
+	for k, v := range infiniaConnections(dir, ih) {
 		conns[k] = v
 	}
 	mainFile, err := writeConfigs(dir, conns)
 	if err != nil {
 		return err
 	}
-	w.say("scratch folder %s: main config (driver: proxy) and six connections: fast.yaml and archive.yaml (local-hostpath), zfs-nfs.yaml and zfs-nvme.yaml (zfs-generic over SSH), truenas-nfs.yaml and truenas-nvme.yaml (TrueNAS API)", dir)
+	w.say("scratch folder %s: main config (driver: proxy) and seven connections: fast.yaml and archive.yaml (local-hostpath), zfs-nfs.yaml and zfs-nvme.yaml (zfs-generic over SSH), truenas-nfs.yaml and truenas-nvme.yaml (TrueNAS API), infinia.yaml (DDN Infinia)", dir)
 	sock := filepath.Join(dir, "csi.sock")
 	start := time.Now()
 	p, err := startPlugin(o.Switchyard, mainFile, sock, filepath.Join(dir, "node-state"), o.PluginLog)
@@ -105,6 +115,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if err := w.truenasTour(ctx, c, tn); err != nil {
+		return err
+	}
+	if err := w.infiniaTour(ctx, c, ih); err != nil {
 		return err
 	}
 	stopped = true
@@ -180,7 +193,18 @@ proxy:
   configFolder: %s
   nodeTopology:
     type: node   # local-hostpath keeps volumes on one node
-`, conns),
+  nodeId:
+    parts:
+      nodeName: true
+      nqn: true   # Infinia grants the node's NVMe host NQN at ControllerPublishVolume
+    nqnFile: %[2]s
+service:
+  controller:
+    capabilities:   # the proxy's defaults plus PUBLISH_UNPUBLISH_VOLUME for Infinia
+      rpc: [CREATE_DELETE_VOLUME, GET_CAPACITY, CREATE_DELETE_SNAPSHOT, CLONE_VOLUME, EXPAND_VOLUME, SINGLE_NODE_MULTI_WRITER,
+            LIST_VOLUMES, LIST_SNAPSHOTS, GET_SNAPSHOT, PUBLISH_UNPUBLISH_VOLUME]
+`, conns, filepath.Join(dir, "hostnqn")),
+		filepath.Join(dir, "hostnqn"): demoHostNQN + "\n",
 		filepath.Join(conns, "fast.yaml"): fmt.Sprintf(`driver: local-hostpath
 local-hostpath:
   shareBasePath: %[1]s/fast
