@@ -137,7 +137,7 @@ func parseAccount(key string, m config.Tree) (*account, []config.Problem) {
 				continue
 			}
 			if _, err := api.ParseEndpoint(e); err != nil {
-				r.Add("apis", "%q %v", e, err)
+				r.Add("apis", "%q %v", shownEntry(e), err)
 				badAPI = true
 				continue
 			}
@@ -201,6 +201,24 @@ func parseAccount(key string, m config.Tree) (*account, []config.Problem) {
 		a.caCert = []byte(pem)
 	}
 	return a, r.Problems()
+}
+
+// shownEntry is an apis entry as an error may quote it: credentials in
+// its authority (user:password@) are replaced, since config errors end up
+// in logs.
+func shownEntry(e string) string {
+	start := 0
+	if i := strings.Index(e, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(e)
+	if i := strings.IndexAny(e[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	if at := strings.LastIndex(e[start:end], "@"); at >= 0 {
+		return e[:start] + "<redacted>" + e[start+at:]
+	}
+	return e
 }
 
 // checkIDs checks owneruid/groupuid: numeric, and set together (DDN's

@@ -152,6 +152,12 @@ func (d *Driver) findOrMake(ctx context.Context, t target, ds string, size int64
 		return nil, false, apiErr(err, p.acct, "reading volume "+h.String())
 	}
 	_, err = c.CreateSubsystem(ctx, h.subtenant, h.volume, api.NewSubsystem{Transport: "TCP", ReqInstances: instances, Port: p.dataPort})
+	if code := api.StatusCode(err); code == http.StatusBadRequest || code == http.StatusNotFound {
+		// The subtenant exists (its service was just read): what Infinia
+		// refuses is the instances or the port the user chose.
+		return nil, false, invalidParam(paramInstances, "Infinia refused a subsystem on instances %v, port %d (the instances and dataport parameters, or accounts.%s.default_instance_ids and default_data_port): %v",
+			instances, p.dataPort, p.acct.key, err)
+	}
 	if err != nil && !api.IsConflict(err) {
 		return nil, false, apiErr(err, p.acct, "creating NVMe-oF subsystem "+h.subtenant+"/"+h.volume)
 	}
