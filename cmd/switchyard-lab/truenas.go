@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/truenas"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
@@ -50,6 +51,7 @@ func truenasCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	errorRate := fset.Float64("error-rate", 0, "probability that a method call fails with \"injected fault\"")
 	seed := fset.Uint64("seed", 1, "seed of the random error rate")
 	verbose := fset.Bool("v", false, "log connections and calls (never parameters or credentials)")
+	useKernel := fset.Bool("kernel", false, "serve the shares and iSCSI/NVMe-oF targets for real through this machine's kernel (the lab's storage VM); --user/--password is also the SMB account")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -91,6 +93,13 @@ func truenasCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *verbose {
 		level = slog.LevelDebug
 	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var k *kernel.Reconciler
+	if *useKernel {
+		if k, err = newKernel(log, *user, *password); err != nil {
+			return fail("--kernel: %v", err)
+		}
+	}
 	srv, err := truenas.New(truenas.Options{
 		Version:            v,
 		StateDir:           *state,
@@ -101,7 +110,8 @@ func truenasCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		MaxConcurrentCalls: *maxCalls,
 		Hostname:           *hostname,
 		FaultSeed:          *seed,
-		Logger:             slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:             log,
+		Kernel:             k,
 	})
 	if err != nil {
 		return fail("%v", err)

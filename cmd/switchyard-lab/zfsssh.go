@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
@@ -43,6 +44,7 @@ func zfsSSHCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	dropAfter := fset.Int("drop-after", 0, "drop the connection running the N-th command (after it took effect)")
 	seed := fset.Uint64("seed", 1, "seed of the random error rate")
 	verbose := fset.Bool("v", false, "log connections and commands (secrets redacted)")
+	useKernel := fset.Bool("kernel", false, "serve the nvmet/LIO targets and sharenfs/sharesmb for real through this machine's kernel (the lab's storage VM); --user/--password is also the SMB account")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -87,6 +89,13 @@ func zfsSSHCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *verbose {
 		level = slog.LevelDebug
 	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var k *kernel.Reconciler
+	if *useKernel {
+		if k, err = newKernel(log, *user, *password); err != nil {
+			return fail("--kernel: %v", err)
+		}
+	}
 	srv, err := zfsssh.New(zfsssh.Options{
 		Host:        model,
 		Users:       map[string]zfsssh.User{*user: u},
@@ -96,7 +105,8 @@ func zfsSSHCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		Hostname:    *hostname,
 		NVMetPorts:  ports,
 		FaultSeed:   *seed,
-		Logger:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:      log,
+		Kernel:      k,
 	})
 	if err != nil {
 		return fail("%v", err)
@@ -208,4 +218,18 @@ func loadHostKey(file string) (ssh.Signer, error) {
 		return nil, err
 	}
 	return ssh.NewSignerFromKey(priv)
+}
+
+// newKernel is --kernel: a reconciler for this machine's kernel, checked
+// to have the target modules; user/password (if any) is the SMB account.
+func newKernel(log *slog.Logger, user, password string) (*kernel.Reconciler, error) {
+	var smb map[string]string
+	if password != "" {
+		smb = map[string]string{user: password}
+	}
+	k := kernel.New(kernel.Options{SMBUsers: smb, Log: log})
+	if ok, reason := k.Available(); !ok {
+		return nil, errors.New(reason)
+	}
+	return k, nil
 }

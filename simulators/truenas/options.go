@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
@@ -52,6 +53,11 @@ type Options struct {
 	FaultSeed uint64
 	// MaxRecords bounds Calls() (default 10000, the most recent are kept).
 	MaxRecords int
+	// Kernel, when set, makes the NFS and SMB shares and the iSCSI and
+	// NVMe-oF targets real (package kernel; the lab's storage VM), as owner
+	// "truenas-<Hostname>"; the SSH endpoint's targetcli/nvmetcli and
+	// sharenfs/sharesmb too, as "truenas-<Hostname>-ssh".
+	Kernel *kernel.Reconciler
 }
 
 // defaultPool is the pool a fresh state gets when Options.Pools is empty.

@@ -14,8 +14,14 @@ type services struct {
 	sharing *sharing.Service
 }
 
-// close releases the services; their state is already on disk.
-func (services) close() error { return nil }
+// close releases the services (their state is already on disk) and takes
+// what they made real out of the kernel.
+func (sv services) close() error {
+	if sv.sharing == nil {
+		return nil
+	}
+	return sv.sharing.Close()
+}
 
 // registerServices adds the storage (pool.*, pool.dataset.*, snapshots,
 // filesystem.*, replication) and sharing (NFS, SMB, iSCSI, NVMe-oF) methods
@@ -25,7 +31,8 @@ func (s *Server) registerServices() error {
 		return fmt.Errorf("truenas: storage services: %w", err)
 	}
 	sh, err := sharing.Register(s.reg, s.model, s.version, sharing.Options{
-		StateDir: filepath.Join(s.opts.StateDir, "sharing"), Hostname: s.opts.Hostname, Logger: s.log})
+		StateDir: filepath.Join(s.opts.StateDir, "sharing"), Hostname: s.opts.Hostname, Logger: s.log,
+		Kernel: s.opts.Kernel, KernelOwner: "truenas-" + s.opts.Hostname})
 	if err != nil {
 		return fmt.Errorf("truenas: sharing services: %w", err)
 	}

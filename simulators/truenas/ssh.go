@@ -30,6 +30,10 @@ func (s *Server) StartSSH(addr string, users map[string]zfsssh.User) (string, er
 		Uname:     zfsssh.Uname{System: "Linux", Release: kernelRelease(s.version.Year, s.version.Month)},
 		FaultSeed: s.opts.FaultSeed,
 		Logger:    s.log,
+		// A volsize changed over SSH refreshes the API's targets as well:
+		// any owner's Apply follows every resized zvol.
+		Kernel:      s.opts.Kernel,
+		KernelOwner: "truenas-" + s.opts.Hostname + "-ssh",
 	})
 	if err != nil {
 		return "", fmt.Errorf("truenas: SSH endpoint: %w", err)

@@ -137,7 +137,7 @@ func (s *Server) runProgram(p *proc, name string, argv []string) int {
 	if st, failed := s.applyFaults(p, name); failed {
 		return st
 	}
-	return lookupProgram(name)(p, argv)
+	return s.afterProgram(p, name, argv, lookupProgram(name)(p, argv))
 }
 
 // applyFaults sleeps for the command's latency, then decides whether it

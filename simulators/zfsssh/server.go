@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 )
 
 // Host is the ZFS host behind the shell: *zfsmodel.Model satisfies it. The
@@ -66,6 +68,14 @@ type Options struct {
 	// MaxRecords bounds Commands() (default 10000, the most recent are kept).
 	MaxRecords int
 	Logger     *slog.Logger
+	// Kernel, when set, makes the modelled targets and shares real: the
+	// nvmet and LIO objects and sharenfs/sharesmb follow every command that
+	// may change them (see package kernel), at New too; Close removes them.
+	// Only where the kernel has the target modules (the lab's storage VM).
+	Kernel *kernel.Reconciler
+	// KernelOwner names this server's objects in Kernel (default
+	// "zfsssh-<Hostname>"); servers sharing a kernel need distinct ones.
+	KernelOwner string
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -83,12 +93,15 @@ type Server struct {
 	hostname string
 	uname    Uname
 
-	fs     *vfs
-	lio    *lioModel
-	nvmet  *nvmetModel
-	faults *Faults
-	stats  counters
-	rec    recorder
+	fs          *vfs
+	kernel      *kernel.Reconciler
+	kernelOwner string
+	kernelMu    sync.Mutex // one kernel sync at a time, so the last one sees the last change
+	lio         *lioModel
+	nvmet       *nvmetModel
+	faults      *Faults
+	stats       counters
+	rec         recorder
 
 	connIDs atomic.Uint64 // numbers connections from 1
 
@@ -177,6 +190,13 @@ func New(o Options) (*Server, error) {
 	}
 	if s.nvmet, err = loadNVMet(nvmetState, o.NVMetPorts, s.uname.Release); err != nil {
 		return nil, fmt.Errorf("zfsssh: %w", err)
+	}
+	s.kernel, s.kernelOwner = o.Kernel, o.KernelOwner
+	if s.kernelOwner == "" {
+		s.kernelOwner = "zfsssh-" + s.hostname
+	}
+	if err := s.syncKernel(); err != nil {
+		return nil, fmt.Errorf("zfsssh: serving the saved targets and shares: %w", err)
 	}
 	s.cfg = &ssh.ServerConfig{
 		PasswordCallback:  s.passwordAuth,
@@ -322,5 +342,9 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
-	return errors.Join(s.fs.save(), s.lio.save(), s.nvmet.save())
+	var kerr error
+	if s.kernel != nil {
+		kerr = s.kernel.Close(s.kernelOwner)
+	}
+	return errors.Join(s.fs.save(), s.lio.save(), s.nvmet.save(), kerr)
 }

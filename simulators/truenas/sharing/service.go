@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
@@ -25,6 +26,13 @@ type Options struct {
 	Hostname string
 	// Logger receives one record per change (never a secret); nil: discard.
 	Logger *slog.Logger
+	// Kernel, when set, makes the shares and targets real after every
+	// change and at Register (package kernel); Close removes them. Only
+	// where the kernel has the target modules (the lab's storage VM).
+	Kernel *kernel.Reconciler
+	// KernelOwner names the service's objects in Kernel (default
+	// "truenas-<Hostname>").
+	KernelOwner string
 }
 
 // Namespaces, also the names of their state files (<namespace>.json).
@@ -57,6 +65,9 @@ type Service struct {
 	log   *slog.Logger
 	t     map[string]*table
 	inUse map[string]bool // iSCSI target names with simulated initiator sessions
+
+	kernel      *kernel.Reconciler
+	kernelOwner string
 }
 
 // Register loads (or creates) the state under o.StateDir and adds the
@@ -105,6 +116,22 @@ func Register(r *mw.Registry, m *zfsmodel.Model, v mw.Version, o Options) (*Serv
 		s.registerNVMet(r)
 	}
 	r.OnDatasetDelete(s.datasetDeleted)
+	if o.Kernel != nil {
+		s.kernel, s.kernelOwner = o.Kernel, o.KernelOwner
+		if s.kernelOwner == "" {
+			s.kernelOwner = "truenas-" + o.Hostname
+			if o.Hostname == "" {
+				s.kernelOwner = "truenas"
+			}
+		}
+		s.resyncAfter(r, "pool.dataset.update")
+		s.mu.Lock()
+		err := s.applyKernel()
+		s.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("sharing: serving the saved shares and targets: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -132,7 +159,8 @@ func (s *Service) seed(ns string) error {
 	return nil
 }
 
-// commit writes the named tables after a change.
+// commit writes the named tables after a change, then (with a Kernel)
+// serves the new configuration.
 func (s *Service) commit(names ...string) error {
 	for _, ns := range names {
 		if err := s.t[ns].save(s.dir); err != nil {
@@ -140,7 +168,7 @@ func (s *Service) commit(names ...string) error {
 			return mw.Errorf(mw.EFAULT, "failed to save %s state: %v", ns, err)
 		}
 	}
-	return nil
+	return s.applyKernel()
 }
 
 // crud describes a CRUD namespace: query and get_instance are generic,
