@@ -20,8 +20,9 @@ build: ## build bin/switchyard and bin/switchyard-lab
 demo: build ## the main job: switchyard in proxy mode, a volume's whole life on two local-hostpath connections (root)
 	$(BIN)/switchyard-lab demo
 
-deps: ## what the test tiers need on this machine: zfs-fuse for the fidelity tier (installs and starts it as root)
+deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), QEMU + a Debian kernel (vm tier); installs as root
 	@scripts/ensure-zfs-fuse.sh
+	@scripts/ensure-vm.sh || case ",$$LAB_REQUIRE," in *,vm,*|*,all,*) exit 1;; *) echo "deps: the vm tier will skip (LAB_REQUIRE does not ask for it)";; esac
 
 test: deps lint build ## every test tier this machine can run (unit, sanity with real mounts and fidelity against zfs-fuse as root)
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt $(GO) test -count=1 ./...

@@ -28,6 +28,8 @@ commands:
   bench   start-up and memory benchmark of the switchyard binary
   zfs-ssh the ZFS-over-SSH simulator (zfs, zpool, targetcli, nvmetcli) on a state directory
   truenas the TrueNAS middleware simulator (REST, JSON-RPC and legacy WebSocket, optional SSH)
+  infinia the DDN Infinia REST simulator (block volumes over NVMe-oF/TCP)
+  vm      the QEMU storage VM: build (and cache) its image, run a script in it, or open a shell
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -62,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return zfsSSHCmd(ctx, args[1:], stdout, stderr)
 	case "truenas":
 		return truenasCmd(ctx, args[1:], stdout, stderr)
+	case "infinia":
+		return infiniaCmd(ctx, args[1:], stdout, stderr)
+	case "vm":
+		return vmCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
