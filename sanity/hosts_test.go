@@ -10,6 +10,7 @@ import (
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
 	"github.com/switchyard-csi/switchyard/simulators/infinia"
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 )
 
 // simHosts starts the simulated storage hosts the targets use, once each,
@@ -22,6 +23,7 @@ type simHosts struct {
 	// infiniaTarget makes Infinia's exposures real (the storage VM's
 	// kernel target); nil elsewhere.
 	infiniaTarget infinia.Target
+	kernel        *kernel.Reconciler // the VM's kernel targets; nil elsewhere
 }
 
 // bgCtx lives as long as the test binary: the hosts are closed explicitly.
@@ -44,7 +46,7 @@ func (h *simHosts) config(host, driver, name string) (string, error) {
 	}
 	if host == "zfs" {
 		if h.zfs == nil {
-			z, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(h.base, "zfs-host"), PoolSize: 1 << 40})
+			z, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(h.base, "zfs-host"), PoolSize: 1 << 40, Kernel: h.kernel})
 			if err != nil {
 				return "", err
 			}
@@ -62,7 +64,7 @@ func (h *simHosts) config(host, driver, name string) (string, error) {
 	tn := h.truenas[release]
 	if tn == nil {
 		var err error
-		tn, err = truenashost.Start(truenashost.Options{Dir: filepath.Join(h.base, host), Version: release, PoolSize: 1 << 40, SSH: true})
+		tn, err = truenashost.Start(truenashost.Options{Dir: filepath.Join(h.base, host), Version: release, PoolSize: 1 << 40, SSH: true, Kernel: h.kernel})
 		if err != nil {
 			return "", err
 		}

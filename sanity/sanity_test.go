@@ -58,8 +58,9 @@ func TestSanity(t *testing.T) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	hosts := &simHosts{base: base}
+	hosts.useKernel(t)
 	t.Cleanup(hosts.close)
-	for i, tg := range targets {
+	for i, tg := range activeTargets() {
 		dir := filepath.Join(base, fmt.Sprint(i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -85,6 +86,9 @@ func TestSanity(t *testing.T) {
 		cfg.TestVolumeParameters = tg.params
 		cfg.TestVolumeSize = 1 << 30
 		cfg.IdempotentCount = 3
+		if tg.accessType != "" {
+			cfg.TestVolumeAccessType = tg.accessType
+		}
 		noNode := tg.noNode
 		Describe(tg.name, func() {
 			if noNode != "" {

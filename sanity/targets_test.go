@@ -24,6 +24,8 @@ type target struct {
 	// block: the backend serves access type block (the restage test then
 	// checks it too); publish: it has a controller attach step.
 	block, publish bool
+	// accessType is csi-sanity's TestVolumeAccessType ("" = mount).
+	accessType string
 }
 
 // hostPlaceholder is {{<host> <driver> <name>}}: the config of a driver on

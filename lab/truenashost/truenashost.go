@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/truenas"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
@@ -41,6 +42,8 @@ type Options struct {
 	SSH     bool          // also serve the SSH endpoint (freenas-* drivers)
 	Latency time.Duration // added to every API call
 	Logger  *slog.Logger
+	// Kernel makes the host's shares and targets real (the storage VM).
+	Kernel *kernel.Reconciler
 }
 
 // Host is a running simulated TrueNAS.
@@ -83,6 +86,7 @@ func Start(o Options) (*Host, error) {
 		TLS:      !o.Plain,
 		Hostname: "truenas-lab",
 		Logger:   o.Logger,
+		Kernel:   o.Kernel,
 	})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
@@ -33,6 +34,8 @@ type Options struct {
 	MaxSessions int           // per connection; default 10 like OpenSSH
 	Latency     time.Duration // added to every command
 	Logger      *slog.Logger
+	// Kernel makes the host's targets and shares real (the storage VM).
+	Kernel *kernel.Reconciler
 }
 
 // Host is a running simulated host.
@@ -76,6 +79,7 @@ func Start(o Options) (*Host, error) {
 		Files:       map[string]string{"/var/run/nvmet-config-loaded": ""},
 		NVMetPorts:  []zfsssh.NVMetPort{{ID: 1, Trtype: "tcp", Adrfam: "ipv4", Traddr: "127.0.0.1", Trsvcid: "4420"}},
 		Logger:      o.Logger,
+		Kernel:      o.Kernel,
 	})
 	if err != nil {
 		m.Close()

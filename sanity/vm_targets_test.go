@@ -1,0 +1,85 @@
+package sanity
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyard-csi/switchyard/lab/infiniahost"
+	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
+)
+
+// kernelEnv is set (to 1) when this test binary runs inside the storage VM
+// (TestSanityInVM): the simulators then apply their targets and shares to
+// the VM's real nvmet, LIO, nfsd and Samba, and the node specs run against
+// them with the real initiators.
+const kernelEnv = "SANITY_KERNEL"
+
+func kernelMode() bool { return os.Getenv(kernelEnv) == "1" }
+
+// vmTargetNames are the configurations the VM runs: every backend family
+// through the proxy (one TrueNAS release: the others differ only in the
+// API, which the host tier covers), plus Infinia standalone.
+var vmTargetNames = []string{
+	"local-hostpath/proxy",
+	"zfs-generic-nfs/proxy", "zfs-generic-smb/proxy", "zfs-generic-iscsi/proxy", "zfs-generic-nvmeof/proxy",
+	"freenas-api-nfs@25.10/proxy", "freenas-api-smb@25.10/proxy", "freenas-api-iscsi@25.10/proxy", "freenas-api-nvmeof@25.10/proxy",
+	"infinia-nvmeof/direct", "infinia-nvmeof/proxy",
+}
+
+// blockBackends serve access type block: their VM targets run a second
+// time with csi-sanity's volumes in block mode.
+func blockBackend(name string) bool {
+	return strings.Contains(name, "iscsi") || strings.Contains(name, "nvmeof")
+}
+
+// activeTargets is what this run tests: every configuration on the host
+// (node specs only where the host kernel can), the VM set in the VM.
+func activeTargets() []target {
+	if !kernelMode() {
+		return targets
+	}
+	byName := map[string]target{}
+	for _, t := range targets {
+		byName[t.name] = t
+	}
+	var out []target
+	for _, n := range vmTargetNames {
+		t, ok := byName[n]
+		if !ok {
+			panic("vmTargetNames names an unknown target " + n)
+		}
+		t.noNode = ""
+		t.block = blockBackend(n)
+		out = append(out, t)
+		if t.block {
+			b := t
+			b.name += "+block"
+			b.accessType = "block"
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// vmKernel is the VM's kernel targets, shared by every simulated host.
+var vmKernel = sync.OnceValues(func() (*kernel.Reconciler, string) {
+	r := kernel.New(kernel.Options{})
+	if ok, reason := r.Available(); !ok {
+		return nil, reason
+	}
+	return r, ""
+})
+
+// useKernel wires the simulated hosts to the VM's kernel targets.
+func (h *simHosts) useKernel(t testing.TB) {
+	if !kernelMode() {
+		return
+	}
+	r, reason := vmKernel()
+	tier.Need(t, tier.VM, r != nil, "in the VM but the kernel targets are unusable: "+reason)
+	h.kernel = r
+	h.infiniaTarget = infiniahost.KernelTarget(r.Incremental("sanity-infinia"))
+}

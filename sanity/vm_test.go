@@ -1,0 +1,91 @@
+package sanity
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/vm"
+)
+
+// TestSanityInVM is the vm tier of csi-sanity: it builds this package's
+// tests as a static binary, boots the storage VM and runs them there with
+// SANITY_KERNEL=1, so the simulators' targets and shares are real and
+// csi-sanity's Node Service specs stage, publish and expand volumes with
+// nvme-cli, open-iscsi, the NFS client and cifs. The VM's report goes to
+// $SANITY_VM_REPORT when set.
+func TestSanityInVM(t *testing.T) {
+	if kernelMode() {
+		t.Skip("already inside the VM")
+	}
+	ok, reason := vm.Available()
+	if ok && testing.Short() {
+		ok, reason = false, "-short"
+	}
+	tier.Need(t, tier.VM, ok, reason)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	defer cancel()
+	start := time.Now()
+	var log strings.Builder
+	img, err := vm.EnsureImage(ctx, vm.ImageOptions{Log: &log})
+	if err != nil {
+		t.Fatalf("VM image: %v\n%s", err, log.String())
+	}
+	t.Logf("image ready in %.1f s (built now: %v)", time.Since(start).Seconds(), img.Built)
+	share := t.TempDir()
+	bin := filepath.Join(share, "sanity.test")
+	if err := vm.BuildTestBinary(ctx, "github.com/switchyard-csi/switchyard/sanity", bin); err != nil {
+		t.Fatal(err)
+	}
+	report := "/lab/sanity-report.txt"
+	results, res, err := vm.RunGoTests(ctx, img, vm.RunOptions{Share: share, Udev: true, MemoryMB: 3072, Timeout: 40 * time.Minute},
+		vm.GoTest{Name: "sanity", Binary: bin,
+			Args: []string{"-test.run", "^(TestSanity|TestDataSurvivesRestage)$", "-test.timeout", "35m"},
+			Env:  []string{kernelEnv + "=1", "LAB_REQUIRE=sanity,vm", "SANITY_REPORT=" + report}})
+	if res != nil {
+		t.Logf("VM: boot %.1f s, wall %.1f s, run.sh exit %d", res.BootSeconds, res.Wall.Seconds(), res.ExitCode)
+	}
+	if err != nil {
+		console := ""
+		if res != nil {
+			console = res.Console
+		}
+		t.Fatalf("running csi-sanity in the VM: %v\n%s", err, lastLines(console, 60))
+	}
+	if data, err := os.ReadFile(filepath.Join(share, "sanity-report.txt")); err == nil {
+		t.Logf("csi-sanity in the VM:\n%s", data)
+		if out := os.Getenv("SANITY_VM_REPORT"); out != "" {
+			_ = os.WriteFile(out, data, 0o644)
+			if skips, err := os.ReadFile(filepath.Join(share, "sanity-report.txt.skips")); err == nil {
+				_ = os.WriteFile(out+".skips", skips, 0o644)
+			}
+		}
+	}
+	ran := map[string]bool{}
+	for _, r := range results {
+		switch r.Action {
+		case vm.Fail:
+			t.Errorf("in the VM: %s failed:\n%s", r.Test, lastLines(r.Output, 80))
+		case vm.Pass:
+			ran[r.Test] = true
+		}
+	}
+	for _, want := range []string{"TestSanity", "TestDataSurvivesRestage"} {
+		if !ran[want] && !t.Failed() {
+			t.Errorf("%s did not pass in the VM", want)
+		}
+	}
+	t.Logf("vm tier of csi-sanity: %.1f s", time.Since(start).Seconds())
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
