@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION)
 LAB_REQUIRE ?=
 export LAB_REQUIRE
 
-.PHONY: help build deps test unit sanity lint demo bench fuzz clean
+.PHONY: help build deps test unit sanity lint demo demo-vm bench fuzz clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -19,6 +19,10 @@ build: ## build bin/switchyard and bin/switchyard-lab
 
 demo: build ## the main job: switchyard in proxy mode, a volume's whole life on two local-hostpath connections (root)
 	$(BIN)/switchyard-lab demo
+
+demo-vm: build deps ## the demo inside the storage VM (QEMU): the same tours, then a real NFS mount and NVMe/TCP connect (~2 min)
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/static/ ./cmd/...
+	$(BIN)/switchyard-lab demo --vm --static-dir $(BIN)/static
 
 deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), QEMU + a Debian kernel (vm tier); installs as root
 	@scripts/ensure-zfs-fuse.sh

@@ -85,7 +85,7 @@ func restage(ctx context.Context, t *testing.T, c *csiclient.Client, tg target, 
 	}
 	name := "restage-" + kind
 	cr, err := c.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: name, Parameters: tg.params,
-		CapacityRange: &csipb.CapacityRange{RequiredBytes: 64 << 20}, VolumeCapabilities: []*csipb.VolumeCapability{capab}})
+		CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 30}, VolumeCapabilities: []*csipb.VolumeCapability{capab}})
 	if err != nil {
 		t.Fatalf("CreateVolume: %v", err)
 	}
@@ -121,7 +121,7 @@ func restage(ctx context.Context, t *testing.T, c *csiclient.Client, tg target, 
 	up := func() {
 		t.Helper()
 		if _, err := c.Node.NodeStageVolume(ctx, &csipb.NodeStageVolumeRequest{VolumeId: vol.GetVolumeId(), StagingTargetPath: staging,
-			VolumeCapability: capab, VolumeContext: vol.GetVolumeContext(), PublishContext: pubCtx}); err != nil {
+			VolumeCapability: capab, VolumeContext: vol.GetVolumeContext(), PublishContext: pubCtx, Secrets: tg.nodeSecrets}); err != nil {
 			t.Fatalf("NodeStageVolume: %v", err)
 		}
 		if _, err := c.Node.NodePublishVolume(ctx, &csipb.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), StagingTargetPath: staging,

@@ -89,6 +89,12 @@ func TestSanity(t *testing.T) {
 		if tg.accessType != "" {
 			cfg.TestVolumeAccessType = tg.accessType
 		}
+		if len(tg.nodeSecrets) > 0 {
+			cfg.SecretsFile = filepath.Join(dir, "secrets.yaml")
+			if err := os.WriteFile(cfg.SecretsFile, []byte(secretsYAML(tg.nodeSecrets)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		noNode := tg.noNode
 		Describe(tg.name, func() {
 			if noNode != "" {
@@ -228,4 +234,19 @@ func explain(spec, message string) string {
 		}
 	}
 	return ""
+}
+
+// secretsYAML is csi-sanity's secrets file with node stage secrets.
+func secretsYAML(node map[string]string) string {
+	var b strings.Builder
+	b.WriteString("NodeStageVolumeSecret:\n")
+	keys := make([]string, 0, len(node))
+	for k := range node {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %s: %q\n", k, node[k])
+	}
+	return b.String()
 }

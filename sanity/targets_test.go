@@ -26,6 +26,8 @@ type target struct {
 	block, publish bool
 	// accessType is csi-sanity's TestVolumeAccessType ("" = mount).
 	accessType string
+	// nodeSecrets go with NodeStageVolume (SMB credentials).
+	nodeSecrets map[string]string
 }
 
 // hostPlaceholder is {{<host> <driver> <name>}}: the config of a driver on

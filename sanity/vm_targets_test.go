@@ -1,7 +1,9 @@
 package sanity
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +55,9 @@ func activeTargets() []target {
 		}
 		t.noNode = ""
 		t.block = blockBackend(n)
+		if strings.Contains(n, "smb") {
+			t.nodeSecrets = map[string]string{"username": smbUser, "password": smbPassword}
+		}
 		out = append(out, t)
 		if t.block {
 			b := t
@@ -66,12 +71,22 @@ func activeTargets() []target {
 
 // vmKernel is the VM's kernel targets, shared by every simulated host.
 var vmKernel = sync.OnceValues(func() (*kernel.Reconciler, string) {
-	r := kernel.New(kernel.Options{})
+	r := kernel.New(kernel.Options{SMBUsers: map[string]string{smbUser: smbPassword}})
 	if ok, reason := r.Available(); !ok {
 		return nil, reason
 	}
+	// The node's iSCSI daemon: on a Kubernetes node the host runs it (the
+	// VM has no systemd to socket-activate it).
+	if exec.Command("pgrep", "-x", "iscsid").Run() != nil {
+		if out, err := exec.Command("iscsid").CombinedOutput(); err != nil {
+			return nil, fmt.Sprintf("starting iscsid: %v: %s", err, out)
+		}
+	}
 	return r, ""
 })
+
+// The SMB account the VM's Samba knows; SMB targets stage with it.
+const smbUser, smbPassword = "labuser", "labpass"
 
 // useKernel wires the simulated hosts to the VM's kernel targets.
 func (h *simHosts) useKernel(t testing.TB) {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/switchyard-csi/switchyard/lab/demo"
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 )
 
 func main() {
@@ -45,10 +46,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		bin := fs.String("switchyard", defaultBinary(), "the switchyard binary to run")
 		verbose := fs.Bool("v", false, "show switchyard's own log too")
 		keep := fs.Bool("keep", false, "keep the scratch folder")
+		inVM := fs.Bool("vm", false, "run the demo inside the storage VM, with a real NFS mount and NVMe/TCP connect (needs --static-dir)")
+		staticDir := fs.String("static-dir", "", "with --vm: the folder of switchyard and switchyard-lab built with CGO_ENABLED=0")
+		withKernel := fs.Bool("kernel", false, "(inside the storage VM) make the simulators' targets real and attach through them")
 		if err := fs.Parse(args[1:]); err != nil {
 			return 2
 		}
+		if *inVM {
+			if err := demo.RunInVM(ctx, demo.VMOptions{StaticDir: *staticDir, Out: stdout}); err != nil {
+				fmt.Fprintln(stderr, "demo in the VM failed:", err)
+				return 1
+			}
+			return 0
+		}
 		o := demo.Options{Switchyard: *bin, Out: stdout, Keep: *keep}
+		if *withKernel {
+			k := kernel.New(kernel.Options{})
+			if ok, why := k.Available(); !ok {
+				fmt.Fprintln(stderr, "demo --kernel: this kernel has no storage targets:", why)
+				return 1
+			}
+			o.Kernel = k
+		}
 		if *verbose {
 			o.PluginLog = stderr
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -100,6 +101,9 @@ func (a NVMeoF) attach(ctx context.Context, h *Host, v *Volume, nv nvmeVolume) (
 
 	var connected []nvmeTransport
 	var errs []error
+	for _, t := range nv.transports {
+		ensureFabricsModule(ctx, h, t.typ)
+	}
 	for _, t := range nv.transports {
 		rt, err := t.resolved(ctx, h)
 		if err == nil {
@@ -269,4 +273,19 @@ func (a NVMeoF) Expand(ctx context.Context, h *Host, v *Volume, volumePath strin
 		}
 		return nil
 	})
+}
+
+// ensureFabricsModule loads the host driver of a transport (nvme-tcp,
+// nvme-rdma, nvme-fc) when it is a module that is not loaded yet: without
+// it nvme connect has no /dev/nvme-fabrics and fails with a puzzling
+// "Failed to scan topology". A failure is only logged; the connect that
+// follows then says what is wrong.
+func ensureFabricsModule(ctx context.Context, h *Host, typ string) {
+	mod := "nvme_" + typ
+	if _, err := os.Stat(h.sys("module", mod)); err == nil {
+		return
+	}
+	if _, err := h.Exec.Run(ctx, Command{Name: "modprobe", Args: []string{strings.ReplaceAll(mod, "_", "-")}}); err != nil {
+		h.Log.Warn("nvmeof: loading the transport module failed; nvme connect needs it", "module", mod, "error", err)
+	}
 }

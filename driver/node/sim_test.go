@@ -186,6 +186,7 @@ func newAttachFixture(t *testing.T, mods ...func(*Options)) *attachFixture {
 	f.fixture = newFixture(t, mods...)
 	f.tree = tree{t: t, root: filepath.Join(f.root, "host")}
 	f.svc.host.env = testEnv(f.tree)
+	f.tree.file("sys/module/nvme_tcp/refcnt", "1") // loaded, as on a prepared node
 	f.diskRules()
 	return f
 }

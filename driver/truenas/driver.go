@@ -115,6 +115,7 @@ func New(k kind, opts backend.Options) (backend.Driver, error) {
 		Datasets:       &datasets{t: t},
 		Sharer:         sharer,
 		MaxZvolName:    t.maxZvolName,
+		MinQuota:       1 << 30, // the API refuses refquota below 1 GiB (or 0)
 		SetPermissions: t.setPermissions,
 		Close:          client.Close,
 	})

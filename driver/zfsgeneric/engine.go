@@ -22,6 +22,9 @@ type Platform struct {
 	// MaxZvolName is the longest "zvol/<dataset>" device name the host
 	// allows, and how to name the host in the error; nil means 255.
 	MaxZvolName func(ctx context.Context) (limit int, host string, err error)
+	// MinQuota is the smallest refquota the platform accepts (TrueNAS's API:
+	// 1 GiB); smaller filesystem volumes are made this large. 0: no minimum.
+	MinQuota int64
 	// SetPermissions applies zfs.datasetPermissions* to a new filesystem's
 	// mountpoint; nil when the config sets none.
 	SetPermissions func(ctx context.Context, mountpoint string, p Permissions) error

@@ -58,6 +58,9 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err != nil {
 		return nil, err
 	}
+	if size, err = d.atLeastMinQuota(size, req.GetCapacityRange()); err != nil {
+		return nil, err
+	}
 	src, err := d.parseSource(req.GetVolumeContentSource())
 	if err != nil {
 		return nil, err
@@ -463,6 +466,9 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	if err != nil {
 		return nil, err
 	}
+	if size, err = d.atLeastMinQuota(size, req.GetCapacityRange()); err != nil {
+		return nil, err
+	}
 	if have := d.sizeOf(props); have >= size {
 		return &csi.ControllerExpandVolumeResponse{CapacityBytes: d.reportedCapacity(have), NodeExpansionRequired: d.cfg.kind == volume}, nil
 	}
@@ -567,4 +573,18 @@ func (d *Driver) rollback(ds string) {
 	if err := d.destroy(ctx, ds); err != nil {
 		d.log.Warn("could not remove a half-made volume", "dataset", ds, "error", err)
 	}
+}
+
+// atLeastMinQuota raises a filesystem volume's size to the platform's
+// smallest quota (CSI allows more than required_bytes), unless
+// limit_bytes forbids it.
+func (d *Driver) atLeastMinQuota(size int64, r *csi.CapacityRange) (int64, error) {
+	min := d.plat.MinQuota
+	if d.cfg.kind == volume || !d.cfg.quotas || min == 0 || size >= min {
+		return size, nil
+	}
+	if l := r.GetLimitBytes(); l > 0 && l < min {
+		return 0, status.Errorf(codes.OutOfRange, "limit_bytes %d is below %d, the smallest quota %s accepts", l, min, d.plat.Driver)
+	}
+	return min, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard-csi/switchyard/lab/infiniahost"
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
 )
 
 // Options configure a demo run.
@@ -29,6 +30,9 @@ type Options struct {
 	Out        io.Writer // the readable walkthrough
 	PluginLog  io.Writer // switchyard's own log (nil: discarded)
 	Keep       bool      // keep the scratch folder (for debugging)
+	// Kernel, inside the storage VM, makes the simulators' shares and
+	// subsystems real and adds the real-attach tour.
+	Kernel *kernel.Reconciler
 }
 
 // Run performs the demo; it returns an error when any step fails, after
@@ -55,7 +59,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}()
 
-	host, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(dir, "zfs-host")})
+	host, err := zfshost.Start(zfshost.Options{Dir: filepath.Join(dir, "zfs-host"), Kernel: o.Kernel})
 	if err != nil {
 		return err
 	}
@@ -67,7 +71,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer tn.Close()
 	w.say("simulated TrueNAS %s: %s (the middleware simulator: JSON-RPC 2.0 over a TLS WebSocket, its own certificate)", tn.Version, tn.URL())
-	ih, err := infiniahost.Start(ctx, infiniahost.Options{Dir: filepath.Join(dir, "infinia")})
+	iopts := infiniahost.Options{Dir: filepath.Join(dir, "infinia")}
+	nqnFile := filepath.Join(dir, "hostnqn")
+	if o.Kernel != nil {
+		iopts.Target = infiniahost.KernelTarget(o.Kernel.Incremental("demo-infinia"))
+		nqnFile = "/etc/nvme/hostnqn" // nvme connect presents the node's own NQN
+	}
+	ih, err := infiniahost.Start(ctx, iopts)
 	if err != nil {
 		return err
 	}
@@ -80,7 +90,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	for k, v := range infiniaConnections(dir, ih) {
 		conns[k] = v
 	}
-	mainFile, err := writeConfigs(dir, conns)
+	mainFile, err := writeConfigs(dir, nqnFile, conns)
 	if err != nil {
 		return err
 	}
@@ -119,6 +129,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	if err := w.infiniaTour(ctx, c, ih); err != nil {
 		return err
+	}
+	if o.Kernel != nil {
+		if err := w.kernelTour(ctx, c, ih.Service); err != nil {
+			return err
+		}
 	}
 	stopped = true
 	if err := w.step("SIGTERM", "stop switchyard as the kubelet would", func() (string, error) {
@@ -185,7 +200,7 @@ func mountsUnder(dir string) []string {
 	return out
 }
 
-func writeConfigs(dir string, extra map[string]string) (string, error) {
+func writeConfigs(dir, nqnFile string, extra map[string]string) (string, error) {
 	conns := filepath.Join(dir, "connections")
 	files := map[string]string{
 		filepath.Join(dir, "main.yaml"): fmt.Sprintf(`driver: proxy
@@ -203,7 +218,7 @@ service:
     capabilities:   # the proxy's defaults plus PUBLISH_UNPUBLISH_VOLUME for Infinia
       rpc: [CREATE_DELETE_VOLUME, GET_CAPACITY, CREATE_DELETE_SNAPSHOT, CLONE_VOLUME, EXPAND_VOLUME, SINGLE_NODE_MULTI_WRITER,
             LIST_VOLUMES, LIST_SNAPSHOTS, GET_SNAPSHOT, PUBLISH_UNPUBLISH_VOLUME]
-`, conns, filepath.Join(dir, "hostnqn")),
+`, conns, nqnFile),
 		filepath.Join(dir, "hostnqn"): demoHostNQN + "\n",
 		filepath.Join(conns, "fast.yaml"): fmt.Sprintf(`driver: local-hostpath
 local-hostpath:
