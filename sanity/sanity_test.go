@@ -112,7 +112,7 @@ func TestSanity(t *testing.T) {
 }
 
 // serve starts the plugin described by mainFile on a unix socket.
-func serve(t *testing.T, mainFile, stateDir, sock string, log *slog.Logger) func() {
+func serve(t testing.TB, mainFile, stateDir, sock string, log *slog.Logger) func() {
 	p, err := plugin.New(plugin.Options{ConfigFile: mainFile, CSIName: "org.switchyard.sanity", CSIVersion: "test",
 		NodeName: nodeName, StateDir: stateDir, Logger: log, NodeFacts: proxy.NodeFacts{ReadFile: hostFile}})
 	if err != nil {

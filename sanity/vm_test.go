@@ -49,10 +49,14 @@ func TestSanityInVM(t *testing.T) {
 	} else {
 		want = nil
 	}
-	results, res, err := vm.RunGoTests(ctx, img, vm.RunOptions{Share: share, Udev: true, MemoryMB: 3072, Timeout: 40 * time.Minute},
-		vm.GoTest{Name: "sanity", Binary: bin,
-			Args: []string{"-test.run", run, "-test.timeout", "35m"},
-			Env:  []string{kernelEnv + "=1", "LAB_REQUIRE=sanity,vm", "SANITY_REPORT=" + report}})
+	env := []string{kernelEnv + "=1", "LAB_REQUIRE=sanity,vm", "SANITY_REPORT=" + report}
+	tests := []vm.GoTest{{Name: "sanity", Binary: bin, Args: []string{"-test.run", run, "-test.timeout", "35m"}, Env: env}}
+	// SANITY_VM_BENCH=1 (make bench) adds BenchmarkStagePublish to the boot.
+	if os.Getenv("SANITY_VM_BENCH") != "" {
+		tests = append(tests, vm.GoTest{Name: "bench", Binary: bin,
+			Args: []string{"-test.run", "^$", "-test.bench", "BenchmarkStagePublish", "-test.benchtime", "5x"}, Env: env})
+	}
+	results, res, err := vm.RunGoTests(ctx, img, vm.RunOptions{Share: share, Udev: true, MemoryMB: 3072, Timeout: 40 * time.Minute}, tests...)
 	if res != nil {
 		t.Logf("VM: boot %.1f s, wall %.1f s, run.sh exit %d", res.BootSeconds, res.Wall.Seconds(), res.ExitCode)
 	}
@@ -72,6 +76,13 @@ func TestSanityInVM(t *testing.T) {
 			}
 		}
 	}
+	for _, r := range results {
+		for _, l := range strings.Split(r.Output, "\n") {
+			if strings.Contains(l, "ns/op") {
+				t.Logf("in the VM: %s", strings.TrimSpace(l))
+			}
+		}
+	}
 	ran := map[string]bool{}
 	for _, r := range results {
 		switch r.Action {
@@ -79,6 +90,9 @@ func TestSanityInVM(t *testing.T) {
 			t.Errorf("in the VM: %s failed:\n%s", r.Test, lastLines(r.Output, 80))
 		case vm.Pass:
 			ran[r.Test] = true
+		}
+		if r.Test != "" && strings.Count(r.Test, "/") <= 2 {
+			t.Logf("in the VM: %s", r.String())
 		}
 	}
 	for _, w := range want {
