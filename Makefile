@@ -29,7 +29,7 @@ deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), QEM
 	@scripts/ensure-vm.sh || case ",$$LAB_REQUIRE," in *,vm,*|*,all,*) exit 1;; *) echo "deps: the vm tier will skip (LAB_REQUIRE does not ask for it)";; esac
 
 test: deps lint build ## every test tier this machine can run (unit, sanity with real mounts and fidelity against zfs-fuse as root)
-	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt $(GO) test -count=1 ./...
+	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt SANITY_VM_REPORT=$(CURDIR)/$(BIN)/sanity-vm-report.txt $(GO) test -count=1 -timeout 60m ./...
 	@$(MAKE) --no-print-directory sanity-report
 
 unit: ## unit tests only (no root needed)
@@ -41,13 +41,15 @@ sanity: ## csi-sanity against every backend, direct and through the proxy; print
 
 sanity-report:
 	@if [ -f $(BIN)/sanity-report.txt ]; then cat $(BIN)/sanity-report.txt; fi
+	@if [ -f $(BIN)/sanity-vm-report.txt ]; then echo; echo "in the storage VM (node specs with real kernel targets):"; cat $(BIN)/sanity-vm-report.txt; fi
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench: build ## benchmarks: proxy overhead per call, start-up time and idle memory with 100 connections
+bench: build ## benchmarks: proxy overhead, backends' create/delete, Infinia lifecycle, start-up and memory; stage+publish in the VM
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/...
+	SANITY_VM_BENCH=1 SANITY_VM_RUN='^$$' $(GO) test -count=1 -run TestSanityInVM -v ./sanity/ | grep -E 'ns/op|VM:|vm tier'
 	$(BIN)/switchyard-lab bench --connections 100
 
 fuzz: ## fuzz the handle parser for 30s
