@@ -63,6 +63,13 @@ func activeTargets() []target {
 			b := t
 			b.name += "+block"
 			b.accessType = "block"
+			// Its own objects on the simulated hosts (an Infinia tenant
+			// can be made only once).
+			b.main = blockNames(b.main)
+			b.connections = map[string]string{}
+			for k, v := range t.connections {
+				b.connections[k] = blockNames(v)
+			}
 			out = append(out, b)
 		}
 	}
@@ -97,4 +104,11 @@ func (h *simHosts) useKernel(t testing.TB) {
 	tier.Need(t, tier.VM, r != nil, "in the VM but the kernel targets are unusable: "+reason)
 	h.kernel = r
 	h.infiniaTarget = infiniahost.KernelTarget(r.Incremental("sanity-infinia"))
+}
+
+// blockNames renames the host objects of a target's placeholders.
+func blockNames(s string) string {
+	return hostPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
+		return strings.TrimSuffix(m, "}}") + "-blk}}"
+	})
 }
