@@ -29,9 +29,9 @@ import (
 // message csi-sanity skips with, with the reason. Any other skip fails the
 // suite, so a capability that silently disappears is noticed.
 var skipped = map[string]string{
-	"Controller Publish, UnpublishVolume not supported": "PUBLISH_UNPUBLISH_VOLUME is not advertised: no backend here has a controller attach step",
-	"ControllerPublishVolume not supported":             "PUBLISH_UNPUBLISH_VOLUME is not advertised: no backend here has a controller attach step",
-	"ControllerUnpublishVolume not supported":           "PUBLISH_UNPUBLISH_VOLUME is not advertised: no backend here has a controller attach step",
+	"Controller Publish, UnpublishVolume not supported": "PUBLISH_UNPUBLISH_VOLUME is not advertised: this backend has no controller attach step (only Infinia has)",
+	"ControllerPublishVolume not supported":             "PUBLISH_UNPUBLISH_VOLUME is not advertised: this backend has no controller attach step (only Infinia has)",
+	"ControllerUnpublishVolume not supported":           "PUBLISH_UNPUBLISH_VOLUME is not advertised: this backend has no controller attach step (only Infinia has)",
 	"ControllerModifyVolume not supported":              "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
 	"Modify volume not supported":                       "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
 	"Modify Volume not supported":                       "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
@@ -41,6 +41,16 @@ var skipped = map[string]string{
 	"NodeGetStorageHealth not supported":                "VOLUME_CONDITION is not advertised: volume health monitoring is not implemented",
 	"GroupControllerService not supported":              "no group snapshots: the GroupController service is not served",
 	"SNAPSHOT_ACCESSIBILITY_CONSTRAINTS not supported":  "snapshots carry no topology of their own",
+	// Infinia: DDN's driver offers neither snapshots nor clones, and an
+	// Infinia host grant has no read-only flag.
+	"Snapshot not supported":                               "no snapshots: Infinia block volumes have none (as DDN's driver)",
+	"CreateSnapshot not supported":                         "no snapshots: Infinia block volumes have none (as DDN's driver)",
+	"DeleteSnapshot not supported":                         "no snapshots: Infinia block volumes have none (as DDN's driver)",
+	"ListSnapshots not supported":                          "no snapshots: Infinia block volumes have none (as DDN's driver)",
+	"GetSnapshot not supported":                            "no snapshots: Infinia block volumes have none (as DDN's driver)",
+	"Volume Cloning not supported":                         "no clones: Infinia block volumes have none (as DDN's driver)",
+	"testnodevolumeattachlimit not enabled":                "csi-sanity's node attach-limit spec is off (TestNodeVolumeAttachLimit): nodes report no max_volumes_per_node",
+	"ControllerPublishVolume.readonly field not supported": "PUBLISH_READONLY is not advertised: an Infinia host grant has no read-only flag (the node mounts ro)",
 }
 
 // pending lists specs csi-test itself marks pending (PIt), by their text.

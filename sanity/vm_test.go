@@ -50,7 +50,11 @@ func TestSanityInVM(t *testing.T) {
 		want = nil
 	}
 	env := []string{kernelEnv + "=1", "LAB_REQUIRE=sanity,vm", "SANITY_REPORT=" + report}
-	tests := []vm.GoTest{{Name: "sanity", Binary: bin, Args: []string{"-test.run", run, "-test.timeout", "35m"}, Env: env}}
+	args := []string{"-test.run", run, "-test.timeout", "35m"}
+	if f := os.Getenv("SANITY_VM_FOCUS"); f != "" { // a csi-sanity configuration or spec regexp
+		args = append(args, "-ginkgo.focus", f, "-ginkgo.no-color")
+	}
+	tests := []vm.GoTest{{Name: "sanity", Binary: bin, Args: args, Env: env}}
 	// SANITY_VM_BENCH=1 (make bench) adds BenchmarkStagePublish to the boot.
 	if os.Getenv("SANITY_VM_BENCH") != "" {
 		tests = append(tests, vm.GoTest{Name: "bench", Binary: bin,
@@ -88,6 +92,9 @@ func TestSanityInVM(t *testing.T) {
 		switch r.Action {
 		case vm.Fail:
 			t.Errorf("in the VM: %s failed:\n%s", r.Test, lastLines(r.Output, 80))
+			if os.Getenv("SANITY_VM_FULL") != "" {
+				t.Logf("full output of %s:\n%s", r.Test, r.Output)
+			}
 		case vm.Pass:
 			ran[r.Test] = true
 		}

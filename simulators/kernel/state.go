@@ -120,7 +120,10 @@ const (
 	defaultNVMePort  = 4420
 	defaultISCSIPort = 3260
 	maxNameLen       = 223 // NQNs and IQNs
-	maxShareName     = 80
+	// maxShareName is OpenZFS libshare's SMB_NAME_MAX (share names come
+	// from dataset names). 80 is only what NetShareEnum lists to Windows;
+	// Samba serves and mount.cifs connects to longer names.
+	maxShareName = 255
 )
 
 // normalize fills in defaults and sorts every list, so that two States
