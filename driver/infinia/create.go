@@ -10,50 +10,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/infinia/api"
 )
 
 const (
 	// blockSize is the block size of every volume the driver makes.
 	blockSize = 4096
-	// defaultCapacity is made when a request names no size.
-	defaultCapacity = 1 << 30
 )
-
-// capacity picks the size to make: required_bytes, else limit_bytes, else
-// 1 GiB, rounded up to whole blocks, still within the limit.
-func capacity(r *csi.CapacityRange, block int64) (int64, error) {
-	req, lim := r.GetRequiredBytes(), r.GetLimitBytes()
-	if req < 0 || lim < 0 {
-		return 0, status.Error(codes.OutOfRange, "capacity_range: required_bytes and limit_bytes must not be negative")
-	}
-	if req > 0 && lim > 0 && req > lim {
-		return 0, status.Errorf(codes.OutOfRange, "capacity_range: required_bytes (%d) is greater than limit_bytes (%d)", req, lim)
-	}
-	size := req
-	if size == 0 {
-		size = lim
-	}
-	if size == 0 {
-		size = defaultCapacity
-	}
-	size = (size + block - 1) / block * block
-	if lim > 0 && size > lim {
-		return 0, status.Errorf(codes.OutOfRange, "capacity_range: %d bytes rounded up to whole %d-byte blocks is %d, more than limit_bytes (%d)", req, block, size, lim)
-	}
-	return size, nil
-}
-
-// fits reports whether an existing size satisfies a capacity range.
-func fits(size int64, r *csi.CapacityRange) bool {
-	if req := r.GetRequiredBytes(); req > 0 && size < req {
-		return false
-	}
-	if lim := r.GetLimitBytes(); lim > 0 && size > lim {
-		return false
-	}
-	return true
-}
 
 // CreateVolume makes (or finds) the volume named after the request: its
 // own subsystem, the volume as a namespace of it, one listener per
@@ -77,7 +41,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err := checkRequisite(p.acct, req.GetAccessibilityRequirements()); err != nil {
 		return nil, err
 	}
-	size, err := capacity(req.GetCapacityRange(), blockSize)
+	size, err := backend.Capacity(req.GetCapacityRange(), blockSize)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +160,7 @@ func (d *Driver) findOrMake(ctx context.Context, t target, ds string, size int64
 // checkExisting decides whether an existing volume answers this request
 // (CSI idempotency) or conflicts with it.
 func (d *Driver) checkExisting(v *api.Volume, h handle, req *csi.CreateVolumeRequest) error {
-	if !fits(v.Size(), req.GetCapacityRange()) {
+	if !backend.Fits(v.Size(), req.GetCapacityRange()) {
 		return status.Errorf(codes.AlreadyExists, "volume %s already exists with %d bytes, which does not fit required_bytes %d / limit_bytes %d",
 			h, v.Size(), req.GetCapacityRange().GetRequiredBytes(), req.GetCapacityRange().GetLimitBytes())
 	}

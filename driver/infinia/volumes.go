@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/infinia/api"
 )
 
@@ -42,7 +43,7 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	if bs <= 0 {
 		bs = blockSize
 	}
-	size, err := capacity(req.GetCapacityRange(), bs)
+	size, err := backend.Capacity(req.GetCapacityRange(), bs)
 	if err != nil {
 		return nil, err
 	}

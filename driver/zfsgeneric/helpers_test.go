@@ -1,6 +1,7 @@
 package zfsgeneric
 
 import (
+	"github.com/switchyard-csi/switchyard/driver/backend"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestCapacity(t *testing.T) {
 		{"negative", -1, 0, 0, 0, codes.OutOfRange},
 	}
 	for _, c := range cases {
-		got, err := capacity(&csi.CapacityRange{RequiredBytes: c.req, LimitBytes: c.lim}, c.block)
+		got, err := backend.Capacity(&csi.CapacityRange{RequiredBytes: c.req, LimitBytes: c.lim}, c.block)
 		if status.Code(err) != c.code || (c.code == codes.OK && got != c.want) {
 			t.Errorf("%s: capacity = %d, %v; want %d, %v", c.name, got, err, c.want, c.code)
 		}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/ids"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
@@ -54,7 +55,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			return nil, status.Errorf(codes.FailedPrecondition, "zvol device name %s is %d characters; %s allows %d: shorten zfs.datasetParentName", dev, len(dev), host, limit)
 		}
 	}
-	size, err := capacity(req.GetCapacityRange(), block)
+	size, err := backend.Capacity(req.GetCapacityRange(), block)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func (d *Driver) checkExisting(ds, name string, props zfs.Properties, req *csi.C
 	}
 	if d.cfg.kind == volume || d.cfg.quotas {
 		have := d.sizeOf(props)
-		if !fits(have, req.GetCapacityRange()) {
+		if !backend.Fits(have, req.GetCapacityRange()) {
 			return status.Errorf(codes.AlreadyExists, "volume %q already exists with %d bytes, which does not fit required_bytes %d / limit_bytes %d", name, have, req.GetCapacityRange().GetRequiredBytes(), req.GetCapacityRange().GetLimitBytes())
 		}
 	}
@@ -462,7 +463,7 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	if d.cfg.kind == volume {
 		block = props.Int("volblocksize")
 	}
-	size, err := capacity(req.GetCapacityRange(), block)
+	size, err := backend.Capacity(req.GetCapacityRange(), block)
 	if err != nil {
 		return nil, err
 	}
