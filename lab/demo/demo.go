@@ -48,7 +48,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	w := &walk{out: o.Out, dir: dir}
+	w := &walk{out: o.Out, dir: dir, kernel: o.Kernel != nil}
 	defer func() {
 		if o.Keep {
 			w.say("kept %s", dir)
@@ -149,6 +149,7 @@ type walk struct {
 	out     io.Writer
 	dir     string
 	mounted []string
+	kernel  bool // in the storage VM: attaches are real
 }
 
 func (w *walk) say(format string, a ...any) { fmt.Fprintf(w.out, "   "+format+"\n", a...) }

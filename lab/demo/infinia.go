@@ -79,7 +79,9 @@ func (w *walk) infiniaTour(ctx context.Context, c *csiclient.Client, h *infiniah
 	for _, s := range subs {
 		w.say("  subsystem %s  hosts %v  %d namespace(s)  %d listener(s)", s.NQN, s.Hosts, len(s.Namespaces), len(s.Listeners))
 	}
-	w.say("(staging it needs an NVMe/TCP host: the storage VM tier connects to it for real)")
+	if !w.kernel {
+		w.say("(staging it needs an NVMe/TCP host: `make demo-vm` connects to one for real)")
+	}
 	if err := w.step("ControllerUnpublishVolume", "pvc-red-demo from this node", func() (string, error) {
 		_, err := c.Controller.ControllerUnpublishVolume(ctx, &csipb.ControllerUnpublishVolumeRequest{VolumeId: vol.GetVolumeId(), NodeId: nodeID})
 		return "host NQN revoked", err
