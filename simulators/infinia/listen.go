@@ -32,7 +32,7 @@ func (s *Server) Serve(l net.Listener) error {
 	var cfg *tls.Config
 	scheme := "http"
 	if !s.opts.Plain {
-		cert, err := s.certs.get()
+		cert, err := s.certs.Get()
 		if err != nil {
 			return err
 		}

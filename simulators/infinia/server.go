@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchyard-csi/switchyard/simulators/selfsigned"
 )
 
 // ErrServerClosed is returned by Start after Close.
@@ -24,7 +26,7 @@ type Server struct {
 	target Target
 	faults *Faults
 	stats  counters
-	certs  certStore
+	certs  selfsigned.Store
 	now    func() time.Time // the clock of token issue and expiry (tests replace it)
 
 	key atomic.Pointer[[]byte] // the JWT signing key; replaced to forget tokens
@@ -56,7 +58,8 @@ func New(o Options) (*Server, error) {
 		faults: newFaults(o.FaultSeed), now: time.Now,
 		conns: map[*trackedConn]struct{}{}, done: make(chan struct{}),
 	}
-	s.certs.dir = filepath.Join(o.StateDir, "tls")
+	s.certs.Dir, s.certs.Name = filepath.Join(o.StateDir, "tls"), "infinia-simulator"
+	s.certs.Hosts = []string{"127.0.0.1", "::1", "localhost"}
 	s.stats.init()
 	s.rotateKey()
 	st, raw, ok, err := s.store.load()
@@ -76,7 +79,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.st, s.saved = st, raw
 	if !o.Plain {
-		if _, err := s.certs.get(); err != nil {
+		if _, err := s.certs.Get(); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +132,7 @@ func (s *Server) CertPEM() []byte {
 	if s.opts.Plain {
 		return nil
 	}
-	return s.certs.pem()
+	return s.certs.PEM()
 }
 
 // DataPath is the data file of the volume with this uuid.

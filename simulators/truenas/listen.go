@@ -33,7 +33,7 @@ func (s *Server) listen(addr string, useTLS bool) error {
 	}
 	var cfg *tls.Config
 	if useTLS {
-		cert, err := s.certs.get()
+		cert, err := s.certs.Get()
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/switchyard-csi/switchyard/simulators/selfsigned"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
@@ -34,7 +35,7 @@ type Server struct {
 	rec      recorder
 	stats    counters
 	hostID   string
-	certs    certStore
+	certs    selfsigned.Store
 
 	authEpoch atomic.Uint64 // bumped by ExpireSessions
 
@@ -65,8 +66,8 @@ func New(o Options) (*Server, error) {
 		conns: map[*trackedConn]struct{}{}, sessions: map[*session]struct{}{},
 	}
 	s.rec.max = o.MaxRecords
-	s.certs.dir = filepath.Join(o.StateDir, "tls")
-	s.certs.hosts = []string{"127.0.0.1", "::1", "localhost", o.Hostname}
+	s.certs.Dir, s.certs.Name = filepath.Join(o.StateDir, "tls"), "truenas"
+	s.certs.Hosts = []string{"127.0.0.1", "::1", "localhost", o.Hostname}
 	s.jobs = newJobManager(s)
 	var err error
 	if s.auth, err = newAuthStore(filepath.Join(o.StateDir, "auth.json"), o.Users, o.APIKeys); err != nil {
@@ -93,7 +94,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	if o.TLS {
-		if _, err := s.certs.get(); err != nil {
+		if _, err := s.certs.Get(); err != nil {
 			s.closeModel()
 			return nil, err
 		}
@@ -114,11 +115,11 @@ func (s *Server) Version() mw.Version { return s.version }
 // present (generated on first use and kept in StateDir/tls), for clients
 // to trust.
 func (s *Server) CertPEM() []byte {
-	if _, err := s.certs.get(); err != nil {
+	if _, err := s.certs.Get(); err != nil {
 		s.log.Error("TLS certificate", "error", err)
 		return nil
 	}
-	return s.certs.pem()
+	return s.certs.PEM()
 }
 
 // ExpireSessions makes every logged-in WebSocket session unauthenticated:
@@ -214,3 +215,6 @@ func (s *Server) closeModel() error {
 	}
 	return nil
 }
+
+// CertFile is where the certificate's PEM is kept (StateDir/tls/cert.pem).
+func (s *Server) CertFile() string { return s.certs.CertFile() }
