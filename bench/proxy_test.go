@@ -15,10 +15,10 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
+	_ "github.com/switchyard-csi/switchyard/driver/allbackends"
+	"github.com/switchyard-csi/switchyard/driver/assembly"
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
-	"github.com/switchyard-csi/switchyard/driver/plugin"
 	"github.com/switchyard-csi/switchyard/driver/proxy"
-	_ "github.com/switchyard-csi/switchyard/driver/register"
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
 )
 
@@ -30,7 +30,7 @@ func start(b *testing.B, dir, main string) *csiclient.Client {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	p, err := plugin.New(plugin.Options{ConfigFile: mainFile, CSIName: "bench", NodeName: "bench-node", StateDir: filepath.Join(dir, "state"), Logger: log, Modes: []string{plugin.ModeController}})
+	p, err := assembly.New(assembly.Options{ConfigFile: mainFile, CSIName: "bench", NodeName: "bench-node", StateDir: filepath.Join(dir, "state"), Logger: log, Modes: []string{assembly.ModeController}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,8 +115,8 @@ func BenchmarkProxyLayer(b *testing.B) {
 	os.MkdirAll(filepath.Join(dir, "conns"), 0o755)
 	os.WriteFile(filepath.Join(dir, "conns", "fast.yaml"), []byte(fmt.Sprintf("driver: local-hostpath\nlocal-hostpath:\n  shareBasePath: %[1]s/hp\n  controllerBasePath: %[1]s/hp\n", dir)), 0o600)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	p, err := plugin.New(plugin.Options{Config: map[string]any{"driver": "proxy", "proxy": map[string]any{"configFolder": filepath.Join(dir, "conns"), "nodeTopology": map[string]any{"type": "node"}}},
-		CSIName: "bench", NodeName: "n", Logger: log, Modes: []string{plugin.ModeController}})
+	p, err := assembly.New(assembly.Options{Config: map[string]any{"driver": "proxy", "proxy": map[string]any{"configFolder": filepath.Join(dir, "conns"), "nodeTopology": map[string]any{"type": "node"}}},
+		CSIName: "bench", NodeName: "n", Logger: log, Modes: []string{assembly.ModeController}})
 	if err != nil {
 		b.Fatal(err)
 	}

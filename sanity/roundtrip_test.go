@@ -15,7 +15,7 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
 // TestDataSurvivesRestage writes through one publish and reads the same
@@ -23,7 +23,7 @@ import (
 // target whose node specs run on this machine (all of them in the storage
 // VM), with access type mount and, where the backend serves blocks, block.
 func TestDataSurvivesRestage(t *testing.T) {
-	tier.NeedRoot(t)
+	testtier.NeedRoot(t)
 	base := t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hosts := &simHosts{base: base}

@@ -18,11 +18,11 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
+	_ "github.com/switchyard-csi/switchyard/driver/allbackends"
+	"github.com/switchyard-csi/switchyard/driver/assembly"
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
-	"github.com/switchyard-csi/switchyard/driver/plugin"
 	"github.com/switchyard-csi/switchyard/driver/proxy"
-	_ "github.com/switchyard-csi/switchyard/driver/register"
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
 // skipped lists every csi-sanity skip this project expects, keyed by the
@@ -61,7 +61,7 @@ var pending = map[string]string{
 const nodeName = "sanity-node"
 
 func TestSanity(t *testing.T) {
-	tier.NeedRoot(t)
+	testtier.NeedRoot(t)
 	base := t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("SANITY_LOG") != "" {
@@ -123,7 +123,7 @@ func TestSanity(t *testing.T) {
 
 // serve starts the plugin described by mainFile on a unix socket.
 func serve(t testing.TB, mainFile, stateDir, sock string, log *slog.Logger) func() {
-	p, err := plugin.New(plugin.Options{ConfigFile: mainFile, CSIName: "org.switchyard.sanity", CSIVersion: "test",
+	p, err := assembly.New(assembly.Options{ConfigFile: mainFile, CSIName: "org.switchyard.sanity", CSIVersion: "test",
 		NodeName: nodeName, StateDir: stateDir, Logger: log, NodeFacts: proxy.NodeFacts{ReadFile: hostFile}})
 	if err != nil {
 		t.Fatalf("%s: %v", mainFile, err)

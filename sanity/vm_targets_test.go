@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchyard-csi/switchyard/lab/infiniahost"
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
 )
 
@@ -101,7 +101,7 @@ func (h *simHosts) useKernel(t testing.TB) {
 		return
 	}
 	r, reason := vmKernel()
-	tier.Need(t, tier.VM, r != nil, "in the VM but the kernel targets are unusable: "+reason)
+	testtier.Need(t, testtier.VM, r != nil, "in the VM but the kernel targets are unusable: "+reason)
 	h.kernel = r
 	h.infiniaTarget = infiniahost.KernelTarget(r.Incremental("sanity-infinia"))
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/lab/startup"
+	"github.com/switchyard-csi/switchyard/lab/startupbench"
 )
 
 // Targets from the foundation issue.
@@ -28,9 +28,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	var probes []time.Duration
-	var last startup.Result
+	var last startupbench.Result
 	for i := range *runs {
-		r, err := startup.Run(ctx, *bin, *n)
+		r, err := startupbench.Run(ctx, *bin, *n)
 		if err != nil {
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1

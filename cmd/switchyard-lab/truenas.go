@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/truenas"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
@@ -69,7 +69,7 @@ func truenasCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *version == "" {
 		return fail("--version is required (24.10, 25.04, 25.10 or 26.04)")
 	}
-	v, err := mw.ParseVersion(*version)
+	v, err := middleware.ParseVersion(*version)
 	if err != nil {
 		return fail("--version: %v", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/switchyard-csi/switchyard/driver/plugin"
+	"github.com/switchyard-csi/switchyard/driver/assembly"
 )
 
 // configCmd is `switchyard config check <main.yaml>`: exit 0 when the main
@@ -15,7 +15,7 @@ func configCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: switchyard config check <main-config.yaml>")
 		return 2
 	}
-	ps := plugin.Check(args[1])
+	ps := assembly.Check(args[1])
 	if len(ps) == 0 {
 		fmt.Fprintf(stdout, "%s: ok\n", args[1])
 		return 0

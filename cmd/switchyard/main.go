@@ -24,9 +24,9 @@ import (
 
 	"k8s.io/klog/v2"
 
+	_ "github.com/switchyard-csi/switchyard/driver/allbackends" // every backend
+	"github.com/switchyard-csi/switchyard/driver/assembly"
 	"github.com/switchyard-csi/switchyard/driver/config"
-	"github.com/switchyard-csi/switchyard/driver/plugin"
-	_ "github.com/switchyard-csi/switchyard/driver/register" // every backend
 )
 
 // version is stamped at build time (-ldflags -X main.version=...).
@@ -59,7 +59,7 @@ func serve(args []string, stderr io.Writer) int {
 		address  = fs.String("server-address", "", "TCP address to serve on (with --server-port) instead of a socket")
 		port     = fs.Int("server-port", 0, "TCP port (with --server-address)")
 		logLevel = fs.String("log-level", "info", "error, warn, info, debug (democratic-csi's verbose and silly mean debug)")
-		stateDir = fs.String("node-state-dir", plugin.DefaultStateDir, "where the node keeps its per-volume records")
+		stateDir = fs.String("node-state-dir", assembly.DefaultStateDir, "where the node keeps its per-volume records")
 		stopWait = fs.Duration("shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight calls")
 		showVer  = fs.Bool("version", false, "print the version and exit")
 		csiModes modes
@@ -102,7 +102,7 @@ func serve(args []string, stderr io.Writer) int {
 		return fail("give --server-socket or --server-address with --server-port")
 	}
 
-	p, err := plugin.New(plugin.Options{ConfigFile: *cfgFile, CSIName: *csiName, CSIVersion: version,
+	p, err := assembly.New(assembly.Options{ConfigFile: *cfgFile, CSIName: *csiName, CSIVersion: version,
 		Modes: csiModes, NodeName: os.Getenv("CSI_NODE_ID"), StateDir: *stateDir, Logger: log})
 	if err != nil {
 		var ps config.Problems

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/driver/ids"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 )
 
 // MaxVolumeIDLen is the longest handle the driver makes: CSI's 128 bytes
@@ -71,17 +71,17 @@ func nameCharsProblem(name string) string {
 	switch {
 	case name == "":
 		return "a volume name must not be empty"
-	case !ids.IsAlnum(name[0]):
+	case !volumeid.IsAlnum(name[0]):
 		return fmt.Sprintf("volume name %q must begin with a letter or digit", name)
 	}
-	if bad := ids.InvalidChars(name, func(c byte) bool { return ids.IsAlnum(c) || c == '.' || c == '_' || c == '-' }); bad != "" {
+	if bad := volumeid.InvalidChars(name, func(c byte) bool { return volumeid.IsAlnum(c) || c == '.' || c == '_' || c == '-' }); bad != "" {
 		return fmt.Sprintf("volume name %q contains invalid characters %q: Infinia allows only A-Z, a-z, 0-9, '.', '_' and '-'", name, bad)
 	}
 	return ""
 }
 
 // newHandle names the volume for a CreateVolume request name: the name
-// itself, shortened (ids.Shorten) when the whole handle would exceed
+// itself, shortened (volumeid.Shorten) when the whole handle would exceed
 // MaxVolumeIDLen. It fails when the account and service leave too little
 // room for even a shortened name.
 func newHandle(acct, subtenant, service, name string) (handle, error) {
@@ -94,12 +94,12 @@ func newHandle(acct, subtenant, service, name string) (handle, error) {
 		h.volume = name
 		return h, nil
 	}
-	const minShortened = 34 // ids.Shorten keeps at least one byte and a "-" plus 32 hex digits
+	const minShortened = 34 // volumeid.Shorten keeps at least one byte and a "-" plus 32 hex digits
 	if room < minShortened {
 		return handle{}, fmt.Errorf("the volume handle %s%s would be %d bytes, over the limit of %d (CSI's 128 minus room for the proxy's v:<connection>/ prefix), "+
 			"and only %d bytes are left for the volume name (a shortened name needs %d): use shorter account, subtenant or service names",
 			h.String(), name, len(h.String())+len(name), MaxVolumeIDLen, max(room, 0), minShortened)
 	}
-	h.volume = ids.Shorten(name, room)
+	h.volume = volumeid.Shorten(name, room)
 	return h, nil
 }

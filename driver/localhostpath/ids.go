@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/driver/ids"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 )
 
 // MaxIDLen is the longest volume or snapshot id this backend returns. It
@@ -22,9 +22,9 @@ const MaxIDLen = 64
 // 31 bytes, "-" and the md5 of the whole name in hex (64 bytes).
 //
 // With a strategy the id is the hash of the name, exactly as democratic-csi
-// computes it (see ids.Hash), and like democratic-csi any name is accepted.
+// computes it (see volumeid.Hash), and like democratic-csi any name is accepted.
 func volumeID(name, strategy string) (string, error) {
-	return ids.Volume(name, strategy, MaxIDLen)
+	return volumeid.Volume(name, strategy, MaxIDLen)
 }
 
 // snapshotID turns a CreateSnapshot name into the snapshot id (the
@@ -35,13 +35,13 @@ func snapshotID(name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("name is required")
 	}
-	if bad := ids.InvalidChars(name, ids.IsSnapshotChar); bad != "" {
+	if bad := volumeid.InvalidChars(name, volumeid.IsSnapshotChar); bad != "" {
 		return "", fmt.Errorf("snapshot name %q contains invalid characters %q: only A-Z, a-z, 0-9, _, -, :, . and + are allowed", name, bad)
 	}
 	if name[0] == '.' {
 		return "", fmt.Errorf("snapshot name %q must not begin with \".\"", name)
 	}
-	return ids.Shorten(name, MaxIDLen), nil
+	return volumeid.Shorten(name, MaxIDLen), nil
 }
 
 // safeComponent reports whether an id from a request may be used as one

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
-	"github.com/switchyard-csi/switchyard/driver/ids"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 )
 
 var ctx = context.Background()
@@ -248,7 +248,7 @@ func TestCreateVolumeHashCollision(t *testing.T) {
 	first := "pvc-0"
 	var second string
 	for i := 1; second == ""; i++ {
-		if n := fmt.Sprintf("pvc-%d", i); ids.CRC8(n) == ids.CRC8(first) {
+		if n := fmt.Sprintf("pvc-%d", i); volumeid.CRC8(n) == volumeid.CRC8(first) {
 			second = n
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
 // loopAttacher stages the block device named by volume_context "device"
@@ -36,11 +36,11 @@ func (loopAttacher) Expand(ctx context.Context, h *Host, v *Volume, p string, re
 // and a function that resizes the image and tells the loop driver.
 func loopDevice(t *testing.T, size int64) (string, func(int64)) {
 	t.Helper()
-	tier.NeedRoot(t)
+	testtier.NeedRoot(t)
 	_, err := os.Stat("/dev/loop-control")
-	tier.Need(t, tier.Sanity, err == nil, "no loop device support (/dev/loop-control)")
+	testtier.Need(t, testtier.Sanity, err == nil, "no loop device support (/dev/loop-control)")
 	_, err = exec.LookPath("mkfs.ext4")
-	tier.Need(t, tier.Sanity, err == nil, "mkfs.ext4 is not installed (e2fsprogs)")
+	testtier.Need(t, testtier.Sanity, err == nil, "mkfs.ext4 is not installed (e2fsprogs)")
 	img := filepath.Join(t.TempDir(), "disk.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	mount "k8s.io/mount-utils"
 
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
 // realFixture is a Service with the real exec and mounter over a fresh
@@ -28,7 +28,7 @@ type realFixture struct {
 
 func newRealFixture(t *testing.T) *realFixture {
 	t.Helper()
-	tier.NeedRoot(t)
+	testtier.NeedRoot(t)
 	root := t.TempDir()
 	t.Cleanup(func() { checkNoMountsUnder(t, root) }) // runs before TempDir's removal
 	f := &realFixture{
@@ -225,9 +225,9 @@ func TestRealStackedMountsAreRemoved(t *testing.T) {
 }
 
 func TestRealBlockDeviceStats(t *testing.T) {
-	tier.NeedRoot(t)
+	testtier.NeedRoot(t)
 	_, err := os.Stat("/dev/loop-control")
-	tier.Need(t, tier.Sanity, err == nil, "no loop device support (/dev/loop-control)")
+	testtier.Need(t, testtier.Sanity, err == nil, "no loop device support (/dev/loop-control)")
 	img := filepath.Join(t.TempDir(), "disk.img")
 	const size = 8 << 20
 	if err := os.WriteFile(img, nil, 0o600); err != nil {

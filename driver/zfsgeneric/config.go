@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
-	"github.com/switchyard-csi/switchyard/driver/ids"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
@@ -180,7 +180,7 @@ func parseCommon(r *config.Reader, s *settings) {
 		}
 	}
 
-	strategy, err := ids.ParseStrategy(r.Str("_private.csi.volume.idHash.strategy"))
+	strategy, err := volumeid.ParseStrategy(r.Str("_private.csi.volume.idHash.strategy"))
 	if err != nil {
 		r.Add("_private.csi.volume.idHash.strategy", "%v", err)
 	}
@@ -259,7 +259,7 @@ func checkDatasetName(r *config.Reader, key, name string) {
 			r.Add(key, "%q has an empty path component", name)
 			return
 		}
-		if bad := ids.InvalidChars(comp, func(c byte) bool { return ids.IsAlnum(c) || strings.IndexByte("-_.:", c) >= 0 }); bad != "" {
+		if bad := volumeid.InvalidChars(comp, func(c byte) bool { return volumeid.IsAlnum(c) || strings.IndexByte("-_.:", c) >= 0 }); bad != "" {
 			r.Add(key, "%q contains characters zfs does not allow in names: %q", name, bad)
 			return
 		}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/switchyard-csi/switchyard/driver/ids"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
@@ -30,14 +30,14 @@ func (d *Driver) parseSnapshotID(id string) (snapshotRef, bool) {
 	}
 	if i := strings.IndexByte(id, '@'); i > 0 {
 		vol, name := id[:i], id[i+1:]
-		if !volumeIDOK(vol) || name == "" || ids.InvalidChars(name, ids.IsSnapshotChar) != "" {
+		if !volumeIDOK(vol) || name == "" || volumeid.InvalidChars(name, volumeid.IsSnapshotChar) != "" {
 			return snapshotRef{}, false
 		}
 		return snapshotRef{volumeID: vol, name: name, dataset: d.cfg.datasetName(id)}, true
 	}
 	if i := strings.IndexByte(id, '/'); i > 0 && d.cfg.snapshot != "" {
 		vol, name := id[:i], id[i+1:]
-		if !volumeIDOK(vol) || name == "" || ids.InvalidChars(name, ids.IsSnapshotChar) != "" {
+		if !volumeIDOK(vol) || name == "" || volumeid.InvalidChars(name, volumeid.IsSnapshotChar) != "" {
 			return snapshotRef{}, false
 		}
 		return snapshotRef{volumeID: vol, name: name, detached: true, dataset: d.cfg.snapshot + "/" + id}, true
@@ -58,7 +58,7 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	if srcID == "" {
 		return nil, status.Error(codes.InvalidArgument, "source_volume_id is required")
 	}
-	if bad := ids.InvalidChars(name, ids.IsSnapshotChar); bad != "" {
+	if bad := volumeid.InvalidChars(name, volumeid.IsSnapshotChar); bad != "" {
 		return nil, status.Errorf(codes.InvalidArgument, "snapshot name %q contains invalid characters %q: only A-Z, a-z, 0-9, _, -, :, . and + are allowed", name, bad)
 	}
 	if !volumeIDOK(srcID) {
@@ -69,7 +69,7 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 		return nil, status.Errorf(codes.InvalidArgument, "detachedSnapshots needs zfs.detachedSnapshotsDatasetParentName in the %s config", d.cfg.driver)
 	}
 	// The zfs name keeps the whole id within MaxSnapshotIDLen.
-	zname := ids.Shorten(name, max(MaxSnapshotIDLen-len(srcID)-1, 34))
+	zname := volumeid.Shorten(name, max(MaxSnapshotIDLen-len(srcID)-1, 34))
 	sep := "@"
 	if detached {
 		sep = "/"

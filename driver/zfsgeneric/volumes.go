@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
-	"github.com/switchyard-csi/switchyard/driver/ids"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
@@ -21,7 +21,7 @@ import (
 // name no volume of this driver (the caller answers NOT_FOUND, or success
 // for deletes).
 func volumeIDOK(id string) bool {
-	return id != "" && len(id) <= 255 && ids.InvalidChars(id, ids.IsVolumeChar) == "" && ids.IsAlnum(id[0])
+	return id != "" && len(id) <= 255 && volumeid.InvalidChars(id, volumeid.IsVolumeChar) == "" && volumeid.IsAlnum(id[0])
 }
 
 // CreateVolume makes (or finds) the dataset or zvol, shares it and marks it
@@ -36,7 +36,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if why := d.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
 		return nil, status.Error(codes.InvalidArgument, why)
 	}
-	id, err := ids.Volume(name, d.cfg.idHash, MaxVolumeIDLen)
+	id, err := volumeid.Volume(name, d.cfg.idHash, MaxVolumeIDLen)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

@@ -22,16 +22,16 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	_ "github.com/switchyard-csi/switchyard/driver/allbackends"
+	"github.com/switchyard-csi/switchyard/driver/assembly"
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
-	"github.com/switchyard-csi/switchyard/driver/plugin"
-	_ "github.com/switchyard-csi/switchyard/driver/register"
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
 	"github.com/switchyard-csi/switchyard/lab/infiniahost"
 	"github.com/switchyard-csi/switchyard/simulators/infinia"
 )
 
 // The harness of the lifecycle and bad-input tests: the simulator
-// in-process, and the driver served over gRPC by driver/plugin from a
+// in-process, and the driver served over gRPC by driver/assembly from a
 // config file, exactly as a user runs it — standalone (switchyard's file
 // or DDN's) or as a connection of the proxy.
 
@@ -121,7 +121,7 @@ func newRig(t testing.TB, m mode, o infiniahost.Options, extra map[string]any) *
 
 // serve writes the config (the main file standalone, the connection file
 // "infinia" behind a proxy) and serves a controller plugin for it on a
-// unix socket. An error is plugin.New's: the config was refused.
+// unix socket. An error is assembly.New's: the config was refused.
 func serve(t testing.TB, m mode, cfg string) (*csiclient.Client, error) {
 	t.Helper()
 	// A short directory: unix socket paths are limited to 108 bytes.
@@ -149,8 +149,8 @@ func serve(t testing.TB, m mode, cfg string) (*csiclient.Client, error) {
 	if os.Getenv("TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	p, err := plugin.New(plugin.Options{ConfigFile: mainFile, CSIName: "org.switchyard.test", NodeName: "node-a",
-		StateDir: filepath.Join(dir, "state"), Logger: log, Modes: []string{plugin.ModeController}})
+	p, err := assembly.New(assembly.Options{ConfigFile: mainFile, CSIName: "org.switchyard.test", NodeName: "node-a",
+		StateDir: filepath.Join(dir, "state"), Logger: log, Modes: []string{assembly.ModeController}})
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // The "Bad input" list for TrueNAS, checked through the CSI driver
@@ -344,7 +344,7 @@ func restartAt(h *truenashost.Host, n int) {
 		m, _ := reg.Lookup(name)
 		wrapped := *m
 		inner := m.Handler
-		wrapped.Handler = func(c *mw.Call, p []json.RawMessage) (any, error) {
+		wrapped.Handler = func(c *middleware.Call, p []json.RawMessage) (any, error) {
 			res, err := inner(c, p)
 			mu.Lock()
 			count++
@@ -491,7 +491,7 @@ func inProcess(t *testing.T, h *truenashost.Host, method string, out any, params
 		}
 		raw[i] = b
 	}
-	res, err := m.Handler(&mw.Call{Ctx: context.Background(), Version: h.Version, User: "root", Progress: func(float64, string) {}}, raw)
+	res, err := m.Handler(&middleware.Call{Ctx: context.Background(), Version: h.Version, User: "root", Progress: func(float64, string) {}}, raw)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/truenas"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
@@ -49,7 +49,7 @@ type Options struct {
 // Host is a running simulated TrueNAS.
 type Host struct {
 	Server   *truenas.Server
-	Version  mw.Version
+	Version  middleware.Version
 	Protocol string // http or https
 	Host     string // 127.0.0.1
 	Port     int
@@ -69,7 +69,7 @@ func Start(o Options) (*Host, error) {
 	if o.Version == "" {
 		o.Version = "25.10"
 	}
-	v, err := mw.ParseVersion(o.Version)
+	v, err := middleware.ParseVersion(o.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (h *Host) call(method string, out any, params ...any) error {
 		}
 		raw[i] = b
 	}
-	res, err := m.Handler(&mw.Call{Ctx: context.Background(), Version: h.Version, User: "root", Progress: func(float64, string) {}}, raw)
+	res, err := m.Handler(&middleware.Call{Ctx: context.Background(), Version: h.Version, User: "root", Progress: func(float64, string) {}}, raw)
 	if err != nil {
 		return fmt.Errorf("truenashost: %s: %w", method, err)
 	}

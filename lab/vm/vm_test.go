@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
 // The VM tier: these tests boot the real VM. One image and one probe
@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 func needVM(t testing.TB) *Image {
 	t.Helper()
 	ok, reason := Available()
-	tier.Need(t, tier.VM, ok, reason)
+	testtier.Need(t, testtier.VM, ok, reason)
 	imgOnce.Do(func() {
 		var log bytes.Buffer
 		start := time.Now()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 	"github.com/switchyard-csi/switchyard/lab/vm"
 )
 
@@ -20,7 +20,7 @@ func TestKernelTargetsVM(t *testing.T) {
 	if ok && testing.Short() {
 		ok, reason = false, "-short"
 	}
-	tier.Need(t, tier.VM, ok, reason)
+	testtier.Need(t, testtier.VM, ok, reason)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // TestWebSocketLogins: every login method, right and wrong credentials.
@@ -142,7 +142,7 @@ func keyWorksOverTLS(t *testing.T, s *Server, hc *http.Client, key string) bool 
 // the same state directory; a reissued key keeps working there.
 func TestRevocationPersists(t *testing.T) {
 	dir := t.TempDir()
-	v, _ := mw.ParseVersion("25.04")
+	v, _ := middleware.ParseVersion("25.04")
 	open := func() *Server {
 		s, err := New(Options{Version: v, StateDir: dir, APIKeys: map[string]string{"ci": testKey}})
 		if err != nil {
@@ -209,13 +209,13 @@ func TestOptionsValidation(t *testing.T) {
 		ok   bool
 	}{
 		{"no version", Options{StateDir: "x"}, false},
-		{"no state dir", Options{Version: mw.Version{Year: 25, Month: 4, Patch: 2}}, false},
-		{"earlier patch", Options{Version: mw.Version{Year: 25, Month: 4, Patch: 1}}, false},
-		{"unknown release", Options{Version: mw.Version{Year: 23, Month: 10, Patch: 2}}, false},
-		{"later patch", Options{Version: mw.Version{Year: 25, Month: 4, Patch: 3}}, true},
-		{"bad key", Options{Version: mw.Version{Year: 24, Month: 10, Patch: 2}, APIKeys: map[string]string{"k": "abc"}}, false},
-		{"short key", Options{Version: mw.Version{Year: 24, Month: 10, Patch: 2}, APIKeys: map[string]string{"k": "1-abc"}}, false},
-		{"duplicate key ids", Options{Version: mw.Version{Year: 24, Month: 10, Patch: 2},
+		{"no state dir", Options{Version: middleware.Version{Year: 25, Month: 4, Patch: 2}}, false},
+		{"earlier patch", Options{Version: middleware.Version{Year: 25, Month: 4, Patch: 1}}, false},
+		{"unknown release", Options{Version: middleware.Version{Year: 23, Month: 10, Patch: 2}}, false},
+		{"later patch", Options{Version: middleware.Version{Year: 25, Month: 4, Patch: 3}}, true},
+		{"bad key", Options{Version: middleware.Version{Year: 24, Month: 10, Patch: 2}, APIKeys: map[string]string{"k": "abc"}}, false},
+		{"short key", Options{Version: middleware.Version{Year: 24, Month: 10, Patch: 2}, APIKeys: map[string]string{"k": "1-abc"}}, false},
+		{"duplicate key ids", Options{Version: middleware.Version{Year: 24, Month: 10, Patch: 2},
 			APIKeys: map[string]string{"a": testKey, "b": testKey[:len(testKey)-1] + "Q"}}, false},
 	}
 	for _, tc := range cases {

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // noAuthMethods may be called before logging in (middlewared's
@@ -56,7 +56,7 @@ func (s *Server) invoke(g *generation, ss *session, method string, params []json
 		case <-t.C:
 		case <-g.ctx.Done():
 			t.Stop()
-			return nil, &mw.CallError{Errno: mw.EFAULT, Message: "server restarted"}
+			return nil, &middleware.CallError{Errno: middleware.EFAULT, Message: "server restarted"}
 		}
 	}
 	if s.faults.Fail(method) {
@@ -70,13 +70,13 @@ func (s *Server) invoke(g *generation, ss *session, method string, params []json
 		}
 		return j.wait(ctx)
 	}
-	c := &mw.Call{Ctx: ctx, Version: s.version, User: user, Progress: func(float64, string) {}}
+	c := &middleware.Call{Ctx: ctx, Version: s.version, User: user, Progress: func(float64, string) {}}
 	return runHandler(m.Handler, c, params)
 }
 
 // runHandler calls h, turning a panic into a *panicError: a bad handler
 // must never take the server down or leave a client without an answer.
-func runHandler(h mw.Handler, c *mw.Call, params []json.RawMessage) (res any, err error) {
+func runHandler(h middleware.Handler, c *middleware.Call, params []json.RawMessage) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, &panicError{value: r, stack: string(debug.Stack())}

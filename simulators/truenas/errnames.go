@@ -1,6 +1,6 @@
 package truenas
 
-import "github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+import "github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 
 // Errnos the middleware adds above the Linux ones (truenas_api_client's
 // ErrnoMixin), and a few Linux ones mw does not name.
@@ -34,7 +34,7 @@ func errname(n int) string {
 	if s, ok := linuxErrnames[n]; ok {
 		return s
 	}
-	if s := mw.ErrnoName(n); len(s) > 1 && (s[1] < '0' || s[1] > '9') {
+	if s := middleware.ErrnoName(n); len(s) > 1 && (s[1] < '0' || s[1] > '9') {
 		return s
 	}
 	return "EUNKNOWN"

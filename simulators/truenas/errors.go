@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // The errors the server itself raises, besides mw's.
 var (
-	errNotAuthenticated = &mw.CallError{Errno: errnoENOTAUTHENTICATED, Message: "Not authenticated"}
-	errInjected         = &mw.CallError{Errno: mw.EFAULT, Message: "injected fault"}
+	errNotAuthenticated = &middleware.CallError{Errno: errnoENOTAUTHENTICATED, Message: "Not authenticated"}
+	errInjected         = &middleware.CallError{Errno: middleware.EFAULT, Message: "injected fault"}
 )
 
 // noMethodError is a call of a method the simulated release does not have.
@@ -42,16 +42,16 @@ const (
 // classified is an error with what each transport needs to render it.
 type classified struct {
 	kind     errKind
-	call     *mw.CallError
-	invalid  mw.ValidationErrors
-	notFound *mw.InstanceNotFound
+	call     *middleware.CallError
+	invalid  middleware.ValidationErrors
+	notFound *middleware.InstanceNotFound
 	err      error
 }
 
 func classify(err error) classified {
-	var ce *mw.CallError
-	var ve mw.ValidationErrors
-	var nf *mw.InstanceNotFound
+	var ce *middleware.CallError
+	var ve middleware.ValidationErrors
+	var nf *middleware.InstanceNotFound
 	var nm *noMethodError
 	switch {
 	case errors.As(err, &nf):
@@ -61,25 +61,25 @@ func classify(err error) classified {
 	case errors.As(err, &ce):
 		return classified{kind: kindCall, call: ce, err: err}
 	case errors.As(err, &nm):
-		return classified{kind: kindNoMethod, call: &mw.CallError{Errno: errnoENOMETHOD, Message: nm.Error()}, err: err}
+		return classified{kind: kindNoMethod, call: &middleware.CallError{Errno: errnoENOMETHOD, Message: nm.Error()}, err: err}
 	}
 	return classified{kind: kindInternal, err: err}
 }
 
 // errnoOf is a ValidationError's errno (EINVAL when unset).
-func errnoOf(v mw.ValidationError) int {
+func errnoOf(v middleware.ValidationError) int {
 	if v.Errno == 0 {
-		return mw.EINVAL
+		return middleware.EINVAL
 	}
 	return v.Errno
 }
 
 // callReason is str(CallError): "[ENOENT] message".
-func callReason(e *mw.CallError) string { return "[" + errname(e.Errno) + "] " + e.Message }
+func callReason(e *middleware.CallError) string { return "[" + errname(e.Errno) + "] " + e.Message }
 
 // validationReason is str(ValidationErrors): one "[EINVAL] attr: message"
 // line per error, each ending in a newline.
-func validationReason(v mw.ValidationErrors) string {
+func validationReason(v middleware.ValidationErrors) string {
 	var b strings.Builder
 	for _, e := range v {
 		fmt.Fprintf(&b, "[%s] %s: %s\n", errname(errnoOf(e)), e.Attribute, e.Message)
@@ -88,10 +88,10 @@ func validationReason(v mw.ValidationErrors) string {
 }
 
 // notFoundReason is str(InstanceNotFound): its attribute is None.
-func notFoundReason(e *mw.InstanceNotFound) string { return "[ENOENT] None: " + e.Message }
+func notFoundReason(e *middleware.InstanceNotFound) string { return "[ENOENT] None: " + e.Message }
 
 // validationExtra is data.extra of a validation error: [[attr, msg, errno]].
-func validationExtra(v mw.ValidationErrors) [][]any {
+func validationExtra(v middleware.ValidationErrors) [][]any {
 	out := make([][]any, len(v))
 	for i, e := range v {
 		out[i] = []any{e.Attribute, e.Message, errnoOf(e)}

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // counting registers test.count, which counts its runs.
-func counting(r *mw.Registry) *atomic.Int64 {
+func counting(r *middleware.Registry) *atomic.Int64 {
 	var n atomic.Int64
-	r.Add(mw.Method{Name: "test.count", Handler: func(*mw.Call, []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "test.count", Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
 		return n.Add(1), nil
 	}})
 	return &n

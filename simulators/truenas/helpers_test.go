@@ -18,7 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // testKey is a well-formed API key for tests.
@@ -32,7 +32,7 @@ const waitTimeout = 10 * time.Second
 // methods registered; mod adjusts the options.
 func startServer(t *testing.T, v string, mod ...func(*Options)) *Server {
 	t.Helper()
-	ver, err := mw.ParseVersion(v)
+	ver, err := middleware.ParseVersion(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,26 +54,26 @@ func startServer(t *testing.T, v string, mod ...func(*Options)) *Server {
 }
 
 // addTestMethods registers methods with known behaviour under "test.".
-func addTestMethods(r *mw.Registry) {
-	r.Add(mw.Method{Name: "test.ok", Params: []string{"value"}, Handler: func(c *mw.Call, p []json.RawMessage) (any, error) {
+func addTestMethods(r *middleware.Registry) {
+	r.Add(middleware.Method{Name: "test.ok", Params: []string{"value"}, Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
 		return map[string]any{"user": c.User, "params": p}, nil
 	}})
-	r.Add(mw.Method{Name: "test.callerror", Handler: func(*mw.Call, []json.RawMessage) (any, error) {
-		return nil, &mw.CallError{Errno: mw.ENOENT, Message: "gone", Extra: map[string]any{"k": "v"}}
+	r.Add(middleware.Method{Name: "test.callerror", Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
+		return nil, &middleware.CallError{Errno: middleware.ENOENT, Message: "gone", Extra: map[string]any{"k": "v"}}
 	}})
-	r.Add(mw.Method{Name: "test.invalid", Handler: func(*mw.Call, []json.RawMessage) (any, error) {
-		return nil, mw.ValidationErrors{{Attribute: "test.x", Message: "bad"}, {Attribute: "test.y", Message: "worse", Errno: mw.EEXIST}}
+	r.Add(middleware.Method{Name: "test.invalid", Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
+		return nil, middleware.ValidationErrors{{Attribute: "test.x", Message: "bad"}, {Attribute: "test.y", Message: "worse", Errno: middleware.EEXIST}}
 	}})
-	r.Add(mw.Method{Name: "test.notfound", Handler: func(*mw.Call, []json.RawMessage) (any, error) {
-		return nil, mw.NotFound("Thing", 1)
+	r.Add(middleware.Method{Name: "test.notfound", Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
+		return nil, middleware.NotFound("Thing", 1)
 	}})
-	r.Add(mw.Method{Name: "test.panic", Handler: func(*mw.Call, []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "test.panic", Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
 		panic("handler exploded")
 	}})
-	r.Add(mw.Method{Name: "test.plainerr", Handler: func(*mw.Call, []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "test.plainerr", Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
 		return nil, errors.New("disk on fire")
 	}})
-	r.Add(mw.Method{Name: "test.sleep", Params: []string{"ms"}, Handler: func(c *mw.Call, p []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "test.sleep", Params: []string{"ms"}, Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
 		var ms int
 		json.Unmarshal(p[0], &ms)
 		select {

@@ -4,16 +4,16 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // row is the job as core.get_jobs returns it (and job events carry it).
-func (j *job) row() mw.Row {
+func (j *job) row() middleware.Row {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var args any = []any{}
 	_ = json.Unmarshal(j.args, &args)
-	r := mw.Row{
+	r := middleware.Row{
 		"id":                    j.id,
 		"method":                j.method,
 		"arguments":             args,
@@ -54,11 +54,11 @@ func jobFailure(err error) (errStr, excType string, errno int, extra any) {
 	case kindCall, kindNoMethod:
 		return callReason(c.call), "CallError", c.call.Errno, c.call.Extra
 	case kindValidation:
-		return validationReason(c.invalid), "VALIDATION", mw.EINVAL, validationExtra(c.invalid)
+		return validationReason(c.invalid), "VALIDATION", middleware.EINVAL, validationExtra(c.invalid)
 	case kindNotFound:
-		return notFoundReason(c.notFound), "VALIDATION", mw.ENOENT, []any{[]any{nil, c.notFound.Message, mw.ENOENT}}
+		return notFoundReason(c.notFound), "VALIDATION", middleware.ENOENT, []any{[]any{nil, c.notFound.Message, middleware.ENOENT}}
 	}
-	return err.Error(), "Exception", mw.EINVAL, nil
+	return err.Error(), "Exception", middleware.EINVAL, nil
 }
 
 // dateOf is a datetime as middlewared's JSON encoder writes it.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // Job states, as core.get_jobs reports them.
@@ -64,7 +64,7 @@ func newJobManager(s *Server) *jobManager {
 
 // submit starts a job for m. ctx carries the caller's session; the job
 // outlives the caller's connection but not a Restart of the server.
-func (jm *jobManager) submit(ctx context.Context, m *mw.Method, params []json.RawMessage, user, cred string) *job {
+func (jm *jobManager) submit(ctx context.Context, m *middleware.Method, params []json.RawMessage, user, cred string) *job {
 	args, err := json.Marshal(params)
 	if err != nil || params == nil {
 		args = json.RawMessage("[]")
@@ -80,10 +80,10 @@ func (jm *jobManager) submit(ctx context.Context, m *mw.Method, params []json.Ra
 	jm.mu.Unlock()
 	jm.event("added", j)
 
-	c := &mw.Call{Ctx: jctx, Version: jm.srv.version, User: user, Progress: j.progress}
+	c := &middleware.Call{Ctx: jctx, Version: jm.srv.version, User: user, Progress: j.progress}
 	if !jm.srv.begin() {
 		cancel()
-		j.finish(nil, &mw.CallError{Errno: mw.EFAULT, Message: "server closed"})
+		j.finish(nil, &middleware.CallError{Errno: middleware.EFAULT, Message: "server closed"})
 		return j
 	}
 	go func() {
@@ -115,14 +115,14 @@ func (jm *jobManager) get(id int) *job {
 }
 
 // rows are the jobs as core.get_jobs returns them, oldest first.
-func (jm *jobManager) rows() []mw.Row {
+func (jm *jobManager) rows() []middleware.Row {
 	jm.mu.Lock()
 	js := make([]*job, 0, len(jm.order))
 	for _, id := range jm.order {
 		js = append(js, jm.jobs[id])
 	}
 	jm.mu.Unlock()
-	out := make([]mw.Row, len(js))
+	out := make([]middleware.Row, len(js))
 	for i, j := range js {
 		out[i] = j.row()
 	}
@@ -186,7 +186,7 @@ func (j *job) abort() {
 	j.mu.Lock()
 	if j.state == jobRunning || j.state == jobWaiting {
 		j.state = jobAborted
-		j.err = &mw.CallError{Errno: errnoEINTR, Message: "Job aborted"}
+		j.err = &middleware.CallError{Errno: errnoEINTR, Message: "Job aborted"}
 	}
 	j.mu.Unlock()
 	j.cancel()
@@ -206,7 +206,7 @@ func (j *job) wait(ctx context.Context) (any, error) {
 	select {
 	case <-j.done:
 	case <-ctx.Done():
-		return nil, &mw.CallError{Errno: mw.EFAULT, Message: "server restarted while waiting for job " + strconv.Itoa(j.id)}
+		return nil, &middleware.CallError{Errno: middleware.EFAULT, Message: "server restarted while waiting for job " + strconv.Itoa(j.id)}
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

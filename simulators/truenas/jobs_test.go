@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // waitJob waits until job id reaches state.
@@ -30,18 +30,18 @@ func waitJob(t *testing.T, s *Server, id int, state string) map[string]any {
 // jobMethods registers test.job.ok (progress, then a result),
 // test.job.fail (a CallError), test.job.invalid (validation errors) and
 // test.job.block (runs until its context ends).
-func jobMethods(r *mw.Registry, blocked chan<- struct{}) {
-	r.Add(mw.Method{Name: "test.job.ok", Job: true, Params: []string{"x"}, Handler: func(c *mw.Call, p []json.RawMessage) (any, error) {
+func jobMethods(r *middleware.Registry, blocked chan<- struct{}) {
+	r.Add(middleware.Method{Name: "test.job.ok", Job: true, Params: []string{"x"}, Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
 		c.Progress(40, "working")
 		return map[string]any{"x": p[0]}, nil
 	}})
-	r.Add(mw.Method{Name: "test.job.fail", Job: true, Handler: func(*mw.Call, []json.RawMessage) (any, error) {
-		return nil, mw.Errorf(mw.EFAULT, "boom")
+	r.Add(middleware.Method{Name: "test.job.fail", Job: true, Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
+		return nil, middleware.Errorf(middleware.EFAULT, "boom")
 	}})
-	r.Add(mw.Method{Name: "test.job.invalid", Job: true, Handler: func(*mw.Call, []json.RawMessage) (any, error) {
-		return nil, mw.Invalid("test_job.name", "bad name")
+	r.Add(middleware.Method{Name: "test.job.invalid", Job: true, Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
+		return nil, middleware.Invalid("test_job.name", "bad name")
 	}})
-	r.Add(mw.Method{Name: "test.job.block", Job: true, Handler: func(c *mw.Call, _ []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "test.job.block", Job: true, Handler: func(c *middleware.Call, _ []json.RawMessage) (any, error) {
 		blocked <- struct{}{}
 		<-c.Ctx.Done()
 		return nil, c.Ctx.Err()

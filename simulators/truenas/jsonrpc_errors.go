@@ -1,6 +1,6 @@
 package truenas
 
-import "github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+import "github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 
 // rpcError renders an error as middlewared's JSON-RPC handler does:
 // ValidationErrors and InstanceNotFound -32602 "Invalid params" with
@@ -12,16 +12,16 @@ func rpcError(err error) (code int, msg string, data map[string]any) {
 	switch c.kind {
 	case kindValidation:
 		reason := validationReason(c.invalid)
-		return rpcInvalidParams, "Invalid params", errData(mw.EINVAL, reason, traceOf("ValidationErrors", reason, ""), validationExtra(c.invalid))
+		return rpcInvalidParams, "Invalid params", errData(middleware.EINVAL, reason, traceOf("ValidationErrors", reason, ""), validationExtra(c.invalid))
 	case kindNotFound:
 		reason := notFoundReason(c.notFound)
-		return rpcInvalidParams, "Invalid params", errData(mw.EINVAL, reason, traceOf("InstanceNotFound", reason, ""),
-			[]any{[]any{nil, c.notFound.Message, mw.ENOENT}})
+		return rpcInvalidParams, "Invalid params", errData(middleware.EINVAL, reason, traceOf("InstanceNotFound", reason, ""),
+			[]any{[]any{nil, c.notFound.Message, middleware.ENOENT}})
 	case kindCall, kindNoMethod:
 		reason := callReason(c.call)
 		return rpcMethodCallError, "Method call error", errData(c.call.Errno, reason, traceOf("CallError", reason, ""), c.call.Extra)
 	}
-	return rpcInternalError, "Internal error", errData(mw.EINVAL, err.Error(), internalTrace(err), nil)
+	return rpcInternalError, "Internal error", errData(middleware.EINVAL, err.Error(), internalTrace(err), nil)
 }
 
 // errData is the "data" member of an error: middlewared's error object.

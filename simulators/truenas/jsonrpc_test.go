@@ -11,7 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // TestJSONRPCMalformedRequests: requests that are not valid JSON-RPC get
@@ -186,7 +186,7 @@ func TestJSONRPCConcurrencyLimit(t *testing.T) {
 	var mu sync.Mutex
 	release := make(chan struct{})
 	s := startServer(t, "25.04", func(o *Options) { o.MaxConcurrentCalls = 4 })
-	s.Registry().Add(mw.Method{Name: "test.block", Handler: func(c *mw.Call, _ []json.RawMessage) (any, error) {
+	s.Registry().Add(middleware.Method{Name: "test.block", Handler: func(c *middleware.Call, _ []json.RawMessage) (any, error) {
 		mu.Lock()
 		running++
 		peak = max(peak, running)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // legacyConn is one connection of the legacy DDP-style protocol served at
@@ -93,7 +93,7 @@ func (c *legacyConn) handle(m legacyMessage) {
 		c.send(pong)
 	case "sub", "unsub":
 		if user, _ := c.ss.identity(); user == "" {
-			c.sendError(m.ID, mw.EACCES, "Not authenticated", "", nil, nil)
+			c.sendError(m.ID, middleware.EACCES, "Not authenticated", "", nil, nil)
 			return
 		}
 		var ident string
@@ -125,7 +125,7 @@ func (c *legacyConn) method(m legacyMessage) {
 		}
 		result, err := json.Marshal(out.result)
 		if err != nil {
-			c.sendError(m.ID, mw.EINVAL, "the result cannot be encoded: "+err.Error(), "", nil, nil)
+			c.sendError(m.ID, middleware.EINVAL, "the result cannot be encoded: "+err.Error(), "", nil, nil)
 			return
 		}
 		c.send(map[string]any{"msg": "result", "id": m.ID, "result": json.RawMessage(result)})
@@ -142,12 +142,12 @@ func (c *legacyConn) sendCallError(id json.RawMessage, err error) {
 		c.sendError(id, errnoEAGAIN, reason, "VALIDATION", validationExtra(cl.invalid), traceOf("ValidationErrors", reason, ""))
 	case kindNotFound:
 		reason := notFoundReason(cl.notFound)
-		c.sendError(id, mw.ENOENT, reason, "VALIDATION", []any{[]any{nil, cl.notFound.Message, mw.ENOENT}}, traceOf("InstanceNotFound", reason, ""))
+		c.sendError(id, middleware.ENOENT, reason, "VALIDATION", []any{[]any{nil, cl.notFound.Message, middleware.ENOENT}}, traceOf("InstanceNotFound", reason, ""))
 	case kindCall, kindNoMethod:
 		reason := callReason(cl.call)
 		c.sendError(id, cl.call.Errno, reason, "", cl.call.Extra, traceOf("CallError", reason, ""))
 	default:
-		c.sendError(id, mw.EINVAL, err.Error(), "", nil, internalTrace(err))
+		c.sendError(id, middleware.EINVAL, err.Error(), "", nil, internalTrace(err))
 	}
 }
 

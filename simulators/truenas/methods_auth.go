@@ -3,7 +3,7 @@ package truenas
 import (
 	"encoding/json"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // Credential kinds, as sessions and jobs report them.
@@ -15,28 +15,28 @@ const (
 // registerAuth adds auth.login, auth.login_with_api_key, auth.login_ex,
 // auth.logout and auth.me. They change the calling session.
 func (s *Server) registerAuth() {
-	s.reg.Add(mw.Method{Name: "auth.login", Params: []string{"username", "password", "otp_token"},
-		Handler: func(c *mw.Call, p []json.RawMessage) (any, error) {
+	s.reg.Add(middleware.Method{Name: "auth.login", Params: []string{"username", "password", "otp_token"},
+		Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
 			var user, password string
 			if err := decodeParams(p, "auth_login", []string{"username", "password"}, &user, &password); err != nil {
 				return nil, err
 			}
 			return s.loginPassword(sessionOf(c.Ctx), user, password), nil
 		}})
-	s.reg.Add(mw.Method{Name: "auth.login_with_api_key", Params: []string{"api_key"},
-		Handler: func(c *mw.Call, p []json.RawMessage) (any, error) {
+	s.reg.Add(middleware.Method{Name: "auth.login_with_api_key", Params: []string{"api_key"},
+		Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
 			var key string
 			if err := decodeParams(p, "auth_login_with_api_key", []string{"api_key"}, &key); err != nil {
 				return nil, err
 			}
 			return s.loginKey(sessionOf(c.Ctx), "root", key), nil
 		}})
-	s.reg.Add(mw.Method{Name: "auth.login_ex", Params: []string{"login_data"}, Handler: s.loginEx})
-	s.reg.Add(mw.Method{Name: "auth.logout", Handler: func(c *mw.Call, _ []json.RawMessage) (any, error) {
+	s.reg.Add(middleware.Method{Name: "auth.login_ex", Params: []string{"login_data"}, Handler: s.loginEx})
+	s.reg.Add(middleware.Method{Name: "auth.logout", Handler: func(c *middleware.Call, _ []json.RawMessage) (any, error) {
 		sessionOf(c.Ctx).logout()
 		return true, nil
 	}})
-	s.reg.Add(mw.Method{Name: "auth.me", Handler: func(c *mw.Call, _ []json.RawMessage) (any, error) {
+	s.reg.Add(middleware.Method{Name: "auth.me", Handler: func(c *middleware.Call, _ []json.RawMessage) (any, error) {
 		_, cred := sessionOf(c.Ctx).identity()
 		return userInfo(c.User, cred), nil
 	}})
@@ -64,7 +64,7 @@ func (s *Server) loginKey(ss *session, user, key string) bool {
 }
 
 // loginEx is auth.login_ex: {"mechanism": "PASSWORD_PLAIN"|"API_KEY_PLAIN", ...}.
-func (s *Server) loginEx(c *mw.Call, p []json.RawMessage) (any, error) {
+func (s *Server) loginEx(c *middleware.Call, p []json.RawMessage) (any, error) {
 	var data struct {
 		Mechanism string `json:"mechanism"`
 		Username  string `json:"username"`
@@ -85,7 +85,7 @@ func (s *Server) loginEx(c *mw.Call, p []json.RawMessage) (any, error) {
 		// No tokens or OTP challenges are ever issued here.
 		s.stats.loginFailures.Add(1)
 	default:
-		return nil, mw.Invalid("auth_login_ex.login_data.mechanism",
+		return nil, middleware.Invalid("auth_login_ex.login_data.mechanism",
 			"Input should be 'API_KEY_PLAIN', 'PASSWORD_PLAIN', 'AUTH_TOKEN_PLAIN' or 'OTP_TOKEN'")
 	}
 	if !ok {

@@ -11,23 +11,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // registerSystem adds the system.* methods drivers read.
 func (s *Server) registerSystem() {
 	booted := time.Now()
-	static := func(v any) mw.Handler {
-		return func(*mw.Call, []json.RawMessage) (any, error) { return v, nil }
+	static := func(v any) middleware.Handler {
+		return func(*middleware.Call, []json.RawMessage) (any, error) { return v, nil }
 	}
-	s.reg.Add(mw.Method{Name: "system.version", Handler: static(s.version.Product())})
+	s.reg.Add(middleware.Method{Name: "system.version", Handler: static(s.version.Product())})
 	if s.version.AtLeast(25, 4, 0) {
-		s.reg.Add(mw.Method{Name: "system.version_short", Handler: static(s.version.String())})
+		s.reg.Add(middleware.Method{Name: "system.version_short", Handler: static(s.version.String())})
 	}
-	s.reg.Add(mw.Method{Name: "system.ready", Handler: static(true)})
-	s.reg.Add(mw.Method{Name: "system.state", Handler: static("READY")})
-	s.reg.Add(mw.Method{Name: "system.host_id", Handler: static(s.hostID)})
-	s.reg.Add(mw.Method{Name: "system.info", Handler: func(*mw.Call, []json.RawMessage) (any, error) {
+	s.reg.Add(middleware.Method{Name: "system.ready", Handler: static(true)})
+	s.reg.Add(middleware.Method{Name: "system.state", Handler: static("READY")})
+	s.reg.Add(middleware.Method{Name: "system.host_id", Handler: static(s.hostID)})
+	s.reg.Add(middleware.Method{Name: "system.info", Handler: func(*middleware.Call, []json.RawMessage) (any, error) {
 		now := time.Now()
 		up := now.Sub(booted)
 		return map[string]any{

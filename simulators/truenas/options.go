@@ -6,15 +6,15 @@ import (
 	"log/slog"
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
 // Options configure a Server.
 type Options struct {
-	// Version is the release simulated (required): one of mw.Supported or a
+	// Version is the release simulated (required): one of middleware.Supported or a
 	// later patch of one of them, e.g. {25, 4, 2} or {25, 4, 3}.
-	Version mw.Version
+	Version middleware.Version
 	// StateDir holds everything that persists across New/Close: the ZFS
 	// model (StateDir/zfs, unless Model is given), the services' objects,
 	// API key revocations, the TLS certificate and the host id. Required.
@@ -65,7 +65,7 @@ var defaultPool = zfsmodel.PoolSpec{Name: "tank", Size: 100 << 30}
 
 // validate checks o and fills in the defaults.
 func (o *Options) validate() error {
-	if o.Version == (mw.Version{}) {
+	if o.Version == (middleware.Version{}) {
 		return errors.New("truenas: Options.Version is required (one of 24.10.2, 25.04.2, 25.10.1, 26.04.0)")
 	}
 	if err := checkVersion(o.Version); err != nil {
@@ -103,11 +103,11 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// checkVersion accepts the releases of mw.Supported at their patch level
+// checkVersion accepts the releases of middleware.Supported at their patch level
 // or later: an earlier patch (25.04.1) would behave differently (API key
 // revocation arrived in 25.04.2), which the simulator does not model.
-func checkVersion(v mw.Version) error {
-	for _, s := range mw.Supported {
+func checkVersion(v middleware.Version) error {
+	for _, s := range middleware.Supported {
 		if s.Year == v.Year && s.Month == v.Month {
 			if v.Patch < s.Patch {
 				return fmt.Errorf("truenas: version %s is not simulated: %s.x starts at %s", v, v.Release(), s)
@@ -115,8 +115,8 @@ func checkVersion(v mw.Version) error {
 			return nil
 		}
 	}
-	names := make([]string, len(mw.Supported))
-	for i, s := range mw.Supported {
+	names := make([]string, len(middleware.Supported))
+	for i, s := range middleware.Supported {
 		names[i] = s.String()
 	}
 	return fmt.Errorf("truenas: version %s is not simulated (simulated: %v, or a later patch)", v, names)

@@ -6,12 +6,12 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // restRoute is what a REST path and verb resolve to.
 type restRoute struct {
-	method  *mw.Method
+	method  *middleware.Method
 	id      any  // the item id of /ns/id/<id> routes
 	hasID   bool // an item route: id is the first parameter
 	getByID bool // GET /ns/id/<id>: a query of that id with get=true

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // maxRESTBody bounds a REST request body.
@@ -19,13 +19,13 @@ const maxRESTBody = 16 << 20
 func restParams(r *http.Request, route restRoute) (params []json.RawMessage, status int, msg any) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRESTBody))
 	if err != nil {
-		return nil, http.StatusBadRequest, map[string]any{"message": "reading the body: " + err.Error(), "errno": mw.EINVAL}
+		return nil, http.StatusBadRequest, map[string]any{"message": "reading the body: " + err.Error(), "errno": middleware.EINVAL}
 	}
 	hasBody := len(bytes.TrimSpace(body)) > 0
 	if hasBody && !json.Valid(body) {
 		var v any
 		err := json.Unmarshal(body, &v)
-		return nil, http.StatusBadRequest, map[string]any{"message": "json parse error: " + err.Error(), "errno": mw.EINVAL}
+		return nil, http.StatusBadRequest, map[string]any{"message": "json parse error: " + err.Error(), "errno": middleware.EINVAL}
 	}
 	switch {
 	case route.getByID:

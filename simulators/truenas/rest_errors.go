@@ -3,7 +3,7 @@ package truenas
 import (
 	"net/http"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // restError renders an error as restful.py does: CallError 422
@@ -15,7 +15,7 @@ func restError(err error, getByID bool) (int, any) {
 	c := classify(err)
 	switch c.kind {
 	case kindCall:
-		if getByID && c.call.Errno == mw.ENOENT && c.call.Message == "MatchNotFound()" {
+		if getByID && c.call.Errno == middleware.ENOENT && c.call.Message == "MatchNotFound()" {
 			// middlewared's MatchNotFound carries no message.
 			return http.StatusNotFound, map[string]any{"message": ""}
 		}
@@ -24,7 +24,7 @@ func restError(err error, getByID bool) (int, any) {
 		if getByID {
 			return http.StatusNotFound, map[string]any{"message": c.notFound.Message}
 		}
-		return http.StatusUnprocessableEntity, map[string]any{"null": []any{map[string]any{"message": c.notFound.Message, "errno": mw.ENOENT}}}
+		return http.StatusUnprocessableEntity, map[string]any{"null": []any{map[string]any{"message": c.notFound.Message, "errno": middleware.ENOENT}}}
 	case kindValidation:
 		out := map[string][]any{}
 		for _, e := range c.invalid {

@@ -6,15 +6,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // recorderMethods registers a CRUD namespace "test.things" and a config
 // namespace "test.cfg" whose handlers return their parameters, so tests
 // see exactly what the REST mapping passed.
-func recorderMethods(r *mw.Registry) {
+func recorderMethods(r *middleware.Registry) {
 	echo := func(name string, params ...string) {
-		r.Add(mw.Method{Name: name, Params: params, Handler: func(_ *mw.Call, p []json.RawMessage) (any, error) {
+		r.Add(middleware.Method{Name: name, Params: params, Handler: func(_ *middleware.Call, p []json.RawMessage) (any, error) {
 			return map[string]any{"method": name, "params": p}, nil
 		}})
 	}
@@ -127,15 +127,15 @@ func TestRESTRoutingAndBodyErrors(t *testing.T) {
 func TestRESTErrorRendering(t *testing.T) {
 	s := startServer(t, "25.04")
 	r := s.Registry()
-	r.Add(mw.Method{Name: "test.items.query", Params: []string{"filters", "options"}, Handler: func(_ *mw.Call, p []json.RawMessage) (any, error) {
-		f, o, err := mw.ParseQuery(p, "test_items_query")
+	r.Add(middleware.Method{Name: "test.items.query", Params: []string{"filters", "options"}, Handler: func(_ *middleware.Call, p []json.RawMessage) (any, error) {
+		f, o, err := middleware.ParseQuery(p, "test_items_query")
 		if err != nil {
 			return nil, err
 		}
-		return mw.Query([]mw.Row{{"id": 1, "name": "one"}}, f, o)
+		return middleware.Query([]middleware.Row{{"id": 1, "name": "one"}}, f, o)
 	}})
-	r.Add(mw.Method{Name: "test.items.update", Params: []string{"id", "data"}, Handler: func(_ *mw.Call, p []json.RawMessage) (any, error) {
-		return nil, mw.NotFound("Item", string(p[0]))
+	r.Add(middleware.Method{Name: "test.items.update", Params: []string{"id", "data"}, Handler: func(_ *middleware.Call, p []json.RawMessage) (any, error) {
+		return nil, middleware.NotFound("Item", string(p[0]))
 	}})
 	cases := []struct {
 		name, verb, path, body string
@@ -209,7 +209,7 @@ func TestRESTJobReturnsID(t *testing.T) {
 	s := startServer(t, "25.04")
 	var wg sync.WaitGroup
 	wg.Add(1)
-	s.Registry().Add(mw.Method{Name: "test.work.run", Job: true, Params: []string{"n"}, Handler: func(c *mw.Call, p []json.RawMessage) (any, error) {
+	s.Registry().Add(middleware.Method{Name: "test.work.run", Job: true, Params: []string{"n"}, Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
 		defer wg.Done()
 		c.Progress(50, "half")
 		return map[string]any{"done": string(p[0])}, nil

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -19,7 +19,7 @@ func TestRestartMidCall(t *testing.T) {
 	jobMethods(s.Registry(), make(chan struct{}, 1))
 	started := make(chan struct{})
 	cancelled := make(chan error, 1)
-	s.Registry().Add(mw.Method{Name: "test.hang", Handler: func(c *mw.Call, _ []json.RawMessage) (any, error) {
+	s.Registry().Add(middleware.Method{Name: "test.hang", Handler: func(c *middleware.Call, _ []json.RawMessage) (any, error) {
 		close(started)
 		<-c.Ctx.Done()
 		cancelled <- c.Ctx.Err()

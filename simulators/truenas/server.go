@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/switchyard-csi/switchyard/simulators/selfsigned"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
@@ -23,9 +23,9 @@ var ErrServerClosed = errors.New("truenas: server closed")
 // and/or StartTLS.
 type Server struct {
 	opts     Options
-	version  mw.Version
+	version  middleware.Version
 	log      *slog.Logger
-	reg      *mw.Registry
+	reg      *middleware.Registry
 	model    *zfsmodel.Model
 	ownModel bool
 	svc      services
@@ -61,7 +61,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("truenas: state directory: %w", err)
 	}
 	s := &Server{
-		opts: o, version: o.Version, log: o.Logger, reg: mw.NewRegistry(),
+		opts: o, version: o.Version, log: o.Logger, reg: middleware.NewRegistry(),
 		faults: newFaults(o.FaultSeed), gen: newGeneration(),
 		conns: map[*trackedConn]struct{}{}, sessions: map[*session]struct{}{},
 	}
@@ -103,13 +103,13 @@ func New(o Options) (*Server, error) {
 }
 
 // Registry is the method registry: tests may add methods to it.
-func (s *Server) Registry() *mw.Registry { return s.reg }
+func (s *Server) Registry() *middleware.Registry { return s.reg }
 
 // Model is the ZFS model the services act on.
 func (s *Server) Model() *zfsmodel.Model { return s.model }
 
 // Version is the release simulated.
-func (s *Server) Version() mw.Version { return s.version }
+func (s *Server) Version() middleware.Version { return s.version }
 
 // CertPEM is the PEM of the self-signed certificate the TLS listeners
 // present (generated on first use and kept in StateDir/tls), for clients

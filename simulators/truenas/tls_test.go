@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // TestTLS: with Options.TLS, Start serves https/wss with a certificate that
@@ -16,7 +16,7 @@ import (
 // certificate persists in the state directory.
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
-	v, _ := mw.ParseVersion("25.10")
+	v, _ := middleware.ParseVersion("25.10")
 	s, err := New(Options{Version: v, StateDir: dir, TLS: true})
 	if err != nil {
 		t.Fatal(err)

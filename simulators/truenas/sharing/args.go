@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // Positional arguments of a method call, checked as the middleware checks
@@ -15,7 +15,7 @@ import (
 // (accept_params: "Too many arguments (expected N, found M)").
 func argCount(params []json.RawMessage, n int) error {
 	if len(params) > n {
-		return mw.ValidationErrors{{Attribute: "", Message: fmt.Sprintf("Too many arguments (expected %d, found %d)", n, len(params))}}
+		return middleware.ValidationErrors{{Attribute: "", Message: fmt.Sprintf("Too many arguments (expected %d, found %d)", n, len(params))}}
 	}
 	return nil
 }
@@ -27,17 +27,17 @@ func given(params []json.RawMessage, i int) bool {
 // intArg reads a required integer parameter such as an id.
 func intArg(d dialect, params []json.RawMessage, i int, name string) (int, error) {
 	if !given(params, i) {
-		return 0, mw.Invalid(name, "%s", oldOr(d, "attribute required", "Field required"))
+		return 0, middleware.Invalid(name, "%s", oldOr(d, "attribute required", "Field required"))
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(params[i]))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return 0, mw.Invalid(name, "%s", oldOr(d, "Not an integer", typeMsg(kInt)))
+		return 0, middleware.Invalid(name, "%s", oldOr(d, "Not an integer", typeMsg(kInt)))
 	}
 	n, ok := toInt(d, v)
 	if !ok {
-		return 0, mw.Invalid(name, "%s", oldOr(d, "Not an integer", typeMsg(kInt)))
+		return 0, middleware.Invalid(name, "%s", oldOr(d, "Not an integer", typeMsg(kInt)))
 	}
 	return n, nil
 }
@@ -49,20 +49,20 @@ func boolArg(d dialect, params []json.RawMessage, i int, name string) (bool, err
 	}
 	var b bool
 	if err := json.Unmarshal(params[i], &b); err != nil {
-		return false, mw.Invalid(name, "%s", oldOr(d, "Not a boolean", typeMsg(kBool)))
+		return false, middleware.Invalid(name, "%s", oldOr(d, "Not a boolean", typeMsg(kBool)))
 	}
 	return b, nil
 }
 
 // objArg decodes an object parameter against fields. A missing parameter
 // is "Field required" for pydantic; the old Dict takes it as {}.
-func objArg(d dialect, params []json.RawMessage, i int, fields []field, create bool) (mw.Row, error) {
+func objArg(d dialect, params []json.RawMessage, i int, fields []field, create bool) (middleware.Row, error) {
 	raw := json.RawMessage("{}")
 	switch {
 	case given(params, i):
 		raw = params[i]
 	case d.pydantic:
-		return nil, mw.Invalid(d.attr, "Field required")
+		return nil, middleware.Invalid(d.attr, "Field required")
 	}
 	row, errs := decode(d, raw, fields, create)
 	if len(errs) > 0 {
@@ -73,7 +73,7 @@ func objArg(d dialect, params []json.RawMessage, i int, fields []field, create b
 
 // optionsArg decodes a trailing options object such as
 // nvmet.subsys.delete's {"force": bool}; absent means all defaults.
-func optionsArg(params []json.RawMessage, i int, fields []field) (mw.Row, error) {
+func optionsArg(params []json.RawMessage, i int, fields []field) (middleware.Row, error) {
 	if !given(params, i) {
 		params = []json.RawMessage{json.RawMessage("{}")}
 		i = 0

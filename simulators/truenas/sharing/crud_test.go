@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // Every CRUD namespace: create, get_instance, query, update, delete, and
@@ -79,7 +79,7 @@ func TestCRUDRoundTrip(t *testing.T) {
 				t.Fatalf("delete: %v %v", res, err)
 			}
 			_, err := e.call(c.ns+".get_instance", oid)
-			var nf *mw.InstanceNotFound
+			var nf *middleware.InstanceNotFound
 			if !errors.As(err, &nf) || nf.Message != c.verbose+" "+itoa(oid)+" does not exist" {
 				t.Errorf("get_instance after delete: %v", err)
 			}

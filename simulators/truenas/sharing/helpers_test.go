@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -17,16 +17,16 @@ import (
 // zvol tank/vol and the sharing service registered for a version.
 type env struct {
 	t     *testing.T
-	v     mw.Version
+	v     middleware.Version
 	m     *zfsmodel.Model
-	r     *mw.Registry
+	r     *middleware.Registry
 	s     *Service
 	state string
 }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	v, err := mw.ParseVersion(version)
+	v, err := middleware.ParseVersion(version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func newEnv(t *testing.T, version string) *env {
 // simulator does.
 func (e *env) register() {
 	e.t.Helper()
-	e.r = mw.NewRegistry()
+	e.r = middleware.NewRegistry()
 	s, err := Register(e.r, e.m, e.v, Options{StateDir: e.state, Hostname: "truenas"})
 	if err != nil {
 		e.t.Fatal(err)
@@ -86,7 +86,7 @@ func (e *env) call(method string, params ...any) (any, error) {
 		}
 		raw[i] = b
 	}
-	res, err := m.Handler(&mw.Call{Ctx: context.Background(), Version: e.v, User: "root"}, raw)
+	res, err := m.Handler(&middleware.Call{Ctx: context.Background(), Version: e.v, User: "root"}, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func id(o map[string]any) int { return int(o["id"].(float64)) }
 // whose message contains msg.
 func wantInvalid(t *testing.T, err error, attr, msg string) {
 	t.Helper()
-	var v mw.ValidationErrors
+	var v middleware.ValidationErrors
 	if !errors.As(err, &v) {
 		t.Fatalf("error %v (%T), want a validation error %s: %s", err, err, attr, msg)
 	}
@@ -147,7 +147,7 @@ func wantInvalid(t *testing.T, err error, attr, msg string) {
 // wantCallError asserts err is a CallError with errno whose message contains msg.
 func wantCallError(t *testing.T, err error, errno int, msg string) {
 	t.Helper()
-	var c *mw.CallError
+	var c *middleware.CallError
 	if !errors.As(err, &c) || c.Errno != errno || !strings.Contains(c.Message, msg) {
 		t.Fatalf("error %v (%T), want CallError errno %d %q", err, err, errno, msg)
 	}

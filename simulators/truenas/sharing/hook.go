@@ -4,14 +4,14 @@ import (
 	"path"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // datasetDeleted is pool.dataset.delete's attachment cleanup (the
 // FSAttachmentDelegates of nfs, smb, iscsi and nvmet): shares of the
 // dataset's mountpoint or below, DISK extents on its zvol (with their LUN
 // mappings, and targets left without LUNs) and namespaces on it go.
-func (s *Service) datasetDeleted(c *mw.Call, ds string) error {
+func (s *Service) datasetDeleted(c *middleware.Call, ds string) error {
 	mountpoint := "/mnt/" + ds
 	if info, err := s.model.Get(ds); err == nil && info.Mountpoint != "" {
 		mountpoint = info.Mountpoint
@@ -26,7 +26,7 @@ func (s *Service) datasetDeleted(c *mw.Call, ds string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := map[string]bool{}
-	drop := func(ns string, match func(mw.Row) bool) []mw.Row {
+	drop := func(ns string, match func(middleware.Row) bool) []middleware.Row {
 		gone := s.t[ns].find(match)
 		for _, r := range gone {
 			s.t[ns].remove(intOf(r["id"]))
@@ -35,24 +35,24 @@ func (s *Service) datasetDeleted(c *mw.Call, ds string) error {
 		}
 		return gone
 	}
-	drop(nsNFS, func(r mw.Row) bool { return onDataset(strOf(r["path"])) })
-	drop(nsSMB, func(r mw.Row) bool { return onDataset(strOf(r["path"])) })
+	drop(nsNFS, func(r middleware.Row) bool { return onDataset(strOf(r["path"])) })
+	drop(nsSMB, func(r middleware.Row) bool { return onDataset(strOf(r["path"])) })
 
 	orphans := map[int]bool{} // targets that lost a LUN
-	for _, e := range drop(nsExtent, func(r mw.Row) bool { return strOf(r["type"]) == "DISK" && onDataset(strOf(r["path"])) }) {
-		for _, te := range drop(nsTargetExt, func(r mw.Row) bool { return intOf(r["extent"]) == intOf(e["id"]) }) {
+	for _, e := range drop(nsExtent, func(r middleware.Row) bool { return strOf(r["type"]) == "DISK" && onDataset(strOf(r["path"])) }) {
+		for _, te := range drop(nsTargetExt, func(r middleware.Row) bool { return intOf(r["extent"]) == intOf(e["id"]) }) {
 			orphans[intOf(te["target"])] = true
 		}
 	}
 	for _, te := range s.t[nsTargetExt].rows {
 		delete(orphans, intOf(te["target"]))
 	}
-	for _, t := range drop(nsTarget, func(r mw.Row) bool { return orphans[intOf(r["id"])] }) {
+	for _, t := range drop(nsTarget, func(r middleware.Row) bool { return orphans[intOf(r["id"])] }) {
 		delete(s.inUse, strOf(t["name"]))
 	}
 
 	if s.nvmet() {
-		drop(nsNamespace, func(r mw.Row) bool { return onDataset(strOf(r["device_path"])) })
+		drop(nsNamespace, func(r middleware.Row) bool { return onDataset(strOf(r["device_path"])) })
 	}
 	for ns := range changed {
 		if err := s.commit(ns); err != nil {

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // iscsi.auth (plugins/iscsi_/auth.py): CHAP credentials, grouped by tag
@@ -26,16 +26,16 @@ func (s *Service) authFields() []field {
 }
 
 // authByTag returns the credentials of a tag. Callers hold s.mu.
-func (s *Service) authByTag(tag int) []mw.Row {
-	return s.t[nsAuth].find(func(r mw.Row) bool { return intOf(r["tag"]) == tag })
+func (s *Service) authByTag(tag int) []middleware.Row {
+	return s.t[nsAuth].find(func(r middleware.Row) bool { return intOf(r["tag"]) == tag })
 }
 
-func (s *Service) registerAuth(r *mw.Registry) {
+func (s *Service) registerAuth(r *middleware.Registry) {
 	arg := func(verb string) dialect { return s.iscsiArg("iscsi_auth_"+verb, "data") }
 	s.addCRUD(r, crud{
 		ns: nsAuth, verbose: "iSCSITargetAuthCredential",
 		createParams: []string{"data"},
-		create: func(c *mw.Call, params []json.RawMessage) (any, error) {
+		create: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 			if err := argCount(params, 1); err != nil {
 				return nil, err
 			}
@@ -51,7 +51,7 @@ func (s *Service) registerAuth(r *mw.Registry) {
 			return s.insert(nsAuth, data)
 		},
 		updateParams: []string{"id", "data"},
-		update: func(c *mw.Call, params []json.RawMessage) (any, error) {
+		update: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 			if err := argCount(params, 2); err != nil {
 				return nil, err
 			}
@@ -78,13 +78,13 @@ func (s *Service) registerAuth(r *mw.Registry) {
 			}
 			if intOf(old["tag"]) != oldTag && s.lastOfTag(id, oldTag) {
 				if users := s.authUsers(oldTag); users != "" {
-					return nil, mw.Invalid("iscsi_auth_update.tag", "Authorized access of %d is being used by following target(s): %s", id, users)
+					return nil, middleware.Invalid("iscsi_auth_update.tag", "Authorized access of %d is being used by following target(s): %s", id, users)
 				}
 			}
 			return s.replace(nsAuth, old)
 		},
 		delParams: []string{"id"},
-		del: func(c *mw.Call, params []json.RawMessage) (any, error) {
+		del: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 			if err := argCount(params, 1); err != nil {
 				return nil, err
 			}
@@ -100,7 +100,7 @@ func (s *Service) registerAuth(r *mw.Registry) {
 			}
 			if tag := intOf(old["tag"]); s.lastOfTag(id, tag) {
 				if users := s.authUsers(tag); users != "" {
-					return nil, mw.Errorf(mw.EFAULT, "Authorized access of %d is being used by following target(s): %s", id, users)
+					return nil, middleware.Errorf(middleware.EFAULT, "Authorized access of %d is being used by following target(s): %s", id, users)
 				}
 			}
 			s.t[nsAuth].remove(id)
@@ -143,10 +143,10 @@ func (s *Service) authUsers(tag int) string {
 }
 
 // authValidate is iSCSITargetAuthCredentialService.validate. Callers hold s.mu.
-func (s *Service) authValidate(data mw.Row, schema string, self int) error {
-	var errs mw.ValidationErrors
+func (s *Service) authValidate(data middleware.Row, schema string, self int) error {
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg})
 	}
 	secret, peerUser, peerSecret := strOf(data["secret"]), strOf(data["peeruser"]), strOf(data["peersecret"])
 	discovery := strOf(data["discovery_auth"])

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -51,19 +51,19 @@ func (s *Service) extentArg(verb string) dialect {
 	return s.iscsiArg("iscsi_extent_"+verb, "iscsi_extent_"+verb)
 }
 
-func (s *Service) registerExtent(r *mw.Registry) {
+func (s *Service) registerExtent(r *middleware.Registry) {
 	del := []string{"id", "remove", "force"}
 	if s.v.AtLeast(25, 10, 0) {
 		del = append(del, "defer")
 	}
 	s.addCRUD(r, crud{
 		ns: nsExtent, verbose: "iSCSITargetExtent",
-		view:   func(row mw.Row, _ mw.QueryOptions) mw.Row { return extentView(row) },
+		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return extentView(row) },
 		create: s.extentCreate, createParams: []string{"iscsi_extent_create"},
 		update: s.extentUpdate, updateParams: []string{"id", "iscsi_extent_update"},
 		del: s.extentDelete, delParams: del,
 	})
-	r.Add(mw.Method{Name: "iscsi.extent.disk_choices", Handler: func(c *mw.Call, params []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "iscsi.extent.disk_choices", Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 0); err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func (s *Service) registerExtent(r *mw.Registry) {
 }
 
 // extentView: the stored path of a DISK extent is also its disk.
-func extentView(r mw.Row) mw.Row {
+func extentView(r middleware.Row) middleware.Row {
 	if strOf(r["type"]) == "DISK" {
 		r["disk"] = r["path"]
 	} else {
@@ -105,7 +105,7 @@ func (s *Service) diskChoices() map[string]any {
 	return out
 }
 
-func (s *Service) extentCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) extentCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Service) extentCreate(c *mw.Call, params []json.RawMessage) (any, error
 	return extentView(row), nil
 }
 
-func (s *Service) extentUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 2); err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (s *Service) extentUpdate(c *mw.Call, params []json.RawMessage) (any, error
 	return extentView(row), nil
 }
 
-func (s *Service) extentDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) extentDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	n := 3
 	if s.v.AtLeast(25, 10, 0) {
 		n = 4
@@ -204,7 +204,7 @@ func (s *Service) extentDelete(c *mw.Call, params []json.RawMessage) (any, error
 		return nil, err
 	}
 	var busy []string
-	for _, te := range s.t[nsTargetExt].find(func(r mw.Row) bool { return intOf(r["extent"]) == id }) {
+	for _, te := range s.t[nsTargetExt].find(func(r middleware.Row) bool { return intOf(r["extent"]) == id }) {
 		if t := s.t[nsTarget].get(intOf(te["target"])); t != nil && s.inUse[strOf(t["name"])] {
 			busy = append(busy, s.basename()+":"+strOf(t["name"]))
 		}
@@ -214,11 +214,11 @@ func (s *Service) extentDelete(c *mw.Call, params []json.RawMessage) (any, error
 		if len(busy) > 1 {
 			verb = "are"
 		}
-		return nil, mw.Errorf(mw.EFAULT, "Associated target(s) %s %s in use.", strings.Join(busy, ","), verb)
+		return nil, middleware.Errorf(middleware.EFAULT, "Associated target(s) %s %s in use.", strings.Join(busy, ","), verb)
 	}
 	if remove && strOf(e["type"]) == "FILE" {
 		if host, ok := s.model.HostPath(strOf(e["path"])); !ok || os.Remove(host) != nil {
-			return nil, mw.Errorf(mw.EFAULT, "Failed to remove extent file")
+			return nil, middleware.Errorf(middleware.EFAULT, "Failed to remove extent file")
 		}
 	}
 	s.dropExtent(id)
@@ -232,7 +232,7 @@ func (s *Service) extentDelete(c *mw.Call, params []json.RawMessage) (any, error
 // dropExtent removes an extent and its target associations (not its
 // file). Callers hold s.mu and commit.
 func (s *Service) dropExtent(id int) {
-	for _, te := range s.t[nsTargetExt].find(func(r mw.Row) bool { return intOf(r["extent"]) == id }) {
+	for _, te := range s.t[nsTargetExt].find(func(r middleware.Row) bool { return intOf(r["extent"]) == id }) {
 		s.t[nsTargetExt].remove(intOf(te["id"]))
 	}
 	s.t[nsExtent].remove(id)
@@ -243,7 +243,7 @@ func (s *Service) dropExtent(id int) {
 func (s *Service) freshSerial() string {
 	for {
 		serial := randomHex(15)
-		if len(s.t[nsExtent].find(func(r mw.Row) bool { return strOf(r["serial"]) == serial })) == 0 {
+		if len(s.t[nsExtent].find(func(r middleware.Row) bool { return strOf(r["serial"]) == serial })) == 0 {
 			return serial
 		}
 	}
@@ -251,10 +251,10 @@ func (s *Service) freshSerial() string {
 
 // extentClean is iSCSITargetExtentService.clean (name, serial, type and
 // path, size); old is the extent being updated. Callers hold s.mu.
-func (s *Service) extentClean(data mw.Row, schema string, old mw.Row) error {
-	var errs mw.ValidationErrors
+func (s *Service) extentClean(data middleware.Row, schema string, old middleware.Row) error {
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg})
 	}
 	self := intOf(old["id"])
 	name, serial := strOf(data["name"]), strOf(data["serial"])
@@ -262,7 +262,7 @@ func (s *Service) extentClean(data mw.Row, schema string, old mw.Row) error {
 		add("name", "Double quotes are not allowed")
 	}
 	if old == nil || name != strOf(old["name"]) {
-		if len(s.t[nsExtent].find(func(r mw.Row) bool { return intOf(r["id"]) != self && strOf(r["name"]) == name })) > 0 {
+		if len(s.t[nsExtent].find(func(r middleware.Row) bool { return intOf(r["id"]) != self && strOf(r["name"]) == name })) > 0 {
 			add("name", "Extent name must be unique")
 		}
 	}
@@ -273,7 +273,7 @@ func (s *Service) extentClean(data mw.Row, schema string, old mw.Row) error {
 		add("serial", "Extent serial can not exceed 20 characters")
 	}
 	if old == nil || serial != strOf(old["serial"]) {
-		if len(s.t[nsExtent].find(func(r mw.Row) bool { return intOf(r["id"]) != self && strOf(r["serial"]) == serial })) > 0 {
+		if len(s.t[nsExtent].find(func(r middleware.Row) bool { return intOf(r["id"]) != self && strOf(r["serial"]) == serial })) > 0 {
 			add("serial", "Serial number must be unique")
 		}
 	}
@@ -325,7 +325,7 @@ func (s *Service) extentClean(data mw.Row, schema string, old mw.Row) error {
 
 // extentSave is iscsi.extent.save: a FILE extent's file is created (or
 // grown) now; a DISK extent stores its disk as path. Callers hold s.mu.
-func (s *Service) extentSave(data, old mw.Row) error {
+func (s *Service) extentSave(data, old middleware.Row) error {
 	if strOf(data["type"]) != "FILE" {
 		data["path"] = data["disk"]
 		delete(data, "disk")
@@ -336,7 +336,7 @@ func (s *Service) extentSave(data, old mw.Row) error {
 	size := sizeOf(data["filesize"])
 	if _, err := os.Stat(host); err != nil {
 		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
-			return mw.Errorf(mw.EFAULT, "Failed to create %s with error: %v", filepath.Dir(strOf(data["path"])), err)
+			return middleware.Errorf(middleware.EFAULT, "Failed to create %s with error: %v", filepath.Dir(strOf(data["path"])), err)
 		}
 		f, err := os.OpenFile(host, os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
@@ -344,7 +344,7 @@ func (s *Service) extentSave(data, old mw.Row) error {
 			f.Close()
 		}
 		if err != nil {
-			return mw.Errorf(mw.EFAULT, "Failed to create extent file: %v", err)
+			return middleware.Errorf(middleware.EFAULT, "Failed to create extent file: %v", err)
 		}
 		return nil
 	}
@@ -352,10 +352,10 @@ func (s *Service) extentSave(data, old mw.Row) error {
 		switch oldSize := sizeOf(old["filesize"]); {
 		case size > oldSize:
 			if err := os.Truncate(host, size); err != nil {
-				return mw.Errorf(mw.EFAULT, "Failed to grow extent file: %v", err)
+				return middleware.Errorf(middleware.EFAULT, "Failed to grow extent file: %v", err)
 			}
 		case size < oldSize:
-			return mw.Invalid("iscsi_extent_create.filesize", "Shrinking an extent is not allowed. This can lead to data loss.")
+			return middleware.Invalid("iscsi_extent_create.filesize", "Shrinking an extent is not allowed. This can lead to data loss.")
 		}
 	}
 	return nil

@@ -6,12 +6,12 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // iscsi.global: the target's global configuration (plugins/iscsi_/iscsi_global.py).
 
-func (s *Service) registerISCSI(r *mw.Registry) {
+func (s *Service) registerISCSI(r *middleware.Registry) {
 	s.registerISCSIGlobal(r)
 	s.registerPortal(r)
 	s.registerInitiator(r)
@@ -30,8 +30,8 @@ func (s *Service) iscsiArg(old, arg string) dialect {
 	return oldSchema(old)
 }
 
-func (s *Service) iscsiGlobalDefaults() mw.Row {
-	r := mw.Row{
+func (s *Service) iscsiGlobalDefaults() middleware.Row {
+	r := middleware.Row{
 		"id":                   1,
 		"basename":             "iqn.2005-10.org.freenas.ctl",
 		"isns_servers":         []any{},
@@ -60,17 +60,17 @@ func (s *Service) iscsiGlobalFields() []field {
 }
 
 // addConfig registers a config service: <ns>.config and <ns>.update.
-func (s *Service) addConfig(r *mw.Registry, ns string, update mw.Handler, updateParam string) {
-	r.Add(mw.Method{Name: ns + ".config", Handler: func(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) addConfig(r *middleware.Registry, ns string, update middleware.Handler, updateParam string) {
+	r.Add(middleware.Method{Name: ns + ".config", Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 0); err != nil {
 			return nil, err
 		}
 		return s.config(ns), nil
 	}})
-	r.Add(mw.Method{Name: ns + ".update", Params: []string{updateParam}, Handler: update})
+	r.Add(middleware.Method{Name: ns + ".update", Params: []string{updateParam}, Handler: update})
 }
 
-func (s *Service) config(ns string) mw.Row {
+func (s *Service) config(ns string) middleware.Row {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return clone(s.t[ns].get(1))
@@ -78,8 +78,8 @@ func (s *Service) config(ns string) mw.Row {
 
 // addConst registers a method without arguments that always answers v
 // (what a simulated single-node, non-enterprise system reports).
-func addConst(r *mw.Registry, name string, v any) {
-	r.Add(mw.Method{Name: name, Handler: func(c *mw.Call, params []json.RawMessage) (any, error) {
+func addConst(r *middleware.Registry, name string, v any) {
+	r.Add(middleware.Method{Name: name, Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 0); err != nil {
 			return nil, err
 		}
@@ -89,20 +89,20 @@ func addConst(r *mw.Registry, name string, v any) {
 
 // addEmptyQuery registers a filterable method with nothing to list, such
 // as the session lists of a target nobody is logged in to.
-func addEmptyQuery(r *mw.Registry, name string) {
-	r.Add(mw.Method{Name: name, Params: []string{"filters", "options"}, Handler: func(c *mw.Call, params []json.RawMessage) (any, error) {
+func addEmptyQuery(r *middleware.Registry, name string) {
+	r.Add(middleware.Method{Name: name, Params: []string{"filters", "options"}, Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 2); err != nil {
 			return nil, err
 		}
-		filters, opts, err := mw.ParseQuery(params, "query")
+		filters, opts, err := middleware.ParseQuery(params, "query")
 		if err != nil {
 			return nil, err
 		}
-		return mw.Query(nil, filters, opts)
+		return middleware.Query(nil, filters, opts)
 	}})
 }
 
-func (s *Service) registerISCSIGlobal(r *mw.Registry) {
+func (s *Service) registerISCSIGlobal(r *middleware.Registry) {
 	s.addConfig(r, nsISCSIGlobal, s.iscsiGlobalUpdate, "iscsi_update")
 	addConst(r, "iscsi.global.alua_enabled", false)
 	addConst(r, "iscsi.global.client_count", 0)
@@ -111,7 +111,7 @@ func (s *Service) registerISCSIGlobal(r *mw.Registry) {
 
 var reIPPort = regexp.MustCompile(`^(.+?)(:[0-9]+)?$`)
 
-func (s *Service) iscsiGlobalUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) iscsiGlobalUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -119,10 +119,10 @@ func (s *Service) iscsiGlobalUpdate(c *mw.Call, params []json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	for _, server := range strsOf(normalize(data)["isns_servers"]) {
 		if !validISNS(server) {
-			errs = append(errs, mw.ValidationError{Attribute: "iscsiglobal_update.isns_servers",
+			errs = append(errs, middleware.ValidationError{Attribute: "iscsiglobal_update.isns_servers",
 				Message: `Server "` + server + `" is not a valid IP(:PORT)? tuple.`})
 		}
 	}

@@ -3,14 +3,14 @@ package sharing
 import (
 	"encoding/json"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // iscsi.initiator (plugins/iscsi_/initiator.py): groups of initiator IQNs
 // allowed to log in to the targets that name them; an empty list allows
 // every initiator.
 
-func (s *Service) registerInitiator(r *mw.Registry) {
+func (s *Service) registerInitiator(r *middleware.Registry) {
 	fields := []field{
 		{name: "initiators", kind: kStrList, def: []any{}},
 		{name: "comment", kind: kStr, def: ""},
@@ -19,7 +19,7 @@ func (s *Service) registerInitiator(r *mw.Registry) {
 	s.addCRUD(r, crud{
 		ns: nsInitiator, verbose: "iSCSITargetAuthorizedInitiator",
 		createParams: []string{"iscsi_initiator_create"},
-		create: func(c *mw.Call, params []json.RawMessage) (any, error) {
+		create: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 			if err := argCount(params, 1); err != nil {
 				return nil, err
 			}
@@ -32,7 +32,7 @@ func (s *Service) registerInitiator(r *mw.Registry) {
 			return s.insert(nsInitiator, data)
 		},
 		updateParams: []string{"id", "iscsi_initiator_update"},
-		update: func(c *mw.Call, params []json.RawMessage) (any, error) {
+		update: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 			if err := argCount(params, 2); err != nil {
 				return nil, err
 			}
@@ -56,7 +56,7 @@ func (s *Service) registerInitiator(r *mw.Registry) {
 			return s.replace(nsInitiator, old)
 		},
 		delParams: []string{"id"},
-		del: func(c *mw.Call, params []json.RawMessage) (any, error) {
+		del: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 			if err := argCount(params, 1); err != nil {
 				return nil, err
 			}

@@ -5,15 +5,15 @@ import (
 	"net"
 	"sort"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // iscsi.portal (plugins/iscsi_/portal.py): the addresses targets listen on.
 
 // portalDefault is the portal a configured system has: every address,
 // tag 1. (25.04 moved discovery auth from portals to iscsi.auth.)
-func (s *Service) portalDefault() mw.Row {
-	r := mw.Row{"id": 1, "tag": 1, "comment": "", "listen": []any{map[string]any{"ip": "0.0.0.0"}}}
+func (s *Service) portalDefault() middleware.Row {
+	r := middleware.Row{"id": 1, "tag": 1, "comment": "", "listen": []any{map[string]any{"ip": "0.0.0.0"}}}
 	if !s.v.AtLeast(25, 4, 0) {
 		r["discovery_authmethod"] = "NONE"
 		r["discovery_authgroup"] = nil
@@ -42,10 +42,10 @@ func (s *Service) portalArg(verb string) dialect {
 	return s.iscsiArg("iscsiportal_"+verb, "iscsi_portal_"+verb)
 }
 
-func (s *Service) registerPortal(r *mw.Registry) {
+func (s *Service) registerPortal(r *middleware.Registry) {
 	s.addCRUD(r, crud{
 		ns: nsPortal, verbose: "ISCSIPortal",
-		view:   func(row mw.Row, _ mw.QueryOptions) mw.Row { return s.portalView(row) },
+		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return s.portalView(row) },
 		create: s.portalCreate, createParams: []string{"iscsi_portal_create"},
 		update: s.portalUpdate, updateParams: []string{"id", "iscsi_portal_update"},
 		del: s.portalDelete, delParams: []string{"id"},
@@ -54,7 +54,7 @@ func (s *Service) registerPortal(r *mw.Registry) {
 }
 
 // portalView adds the global listen port to each address. Callers hold s.mu.
-func (s *Service) portalView(r mw.Row) mw.Row {
+func (s *Service) portalView(r middleware.Row) middleware.Row {
 	port := intOf(s.t[nsISCSIGlobal].get(1)["listen_port"])
 	var out []any
 	for _, m := range objs(r["listen"]) {
@@ -64,7 +64,7 @@ func (s *Service) portalView(r mw.Row) mw.Row {
 	return r
 }
 
-func (s *Service) portalCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) portalCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Service) portalCreate(c *mw.Call, params []json.RawMessage) (any, error
 	return s.portalView(clone(row)), nil
 }
 
-func (s *Service) portalUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) portalUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 2); err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *Service) portalUpdate(c *mw.Call, params []json.RawMessage) (any, error
 
 // portalDelete also drops the portal from every target's groups and
 // renumbers the remaining portals' tags from 1.
-func (s *Service) portalDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) portalDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (s *Service) portalDelete(c *mw.Call, params []json.RawMessage) (any, error
 	})
 	t := s.t[nsPortal]
 	t.remove(id)
-	byTag := append([]mw.Row(nil), t.rows...)
+	byTag := append([]middleware.Row(nil), t.rows...)
 	sort.SliceStable(byTag, func(i, j int) bool { return intOf(byTag[i]["tag"]) < intOf(byTag[j]["tag"]) })
 	for i, r := range byTag {
 		r["tag"] = float64(i + 1)
@@ -159,11 +159,11 @@ func (s *Service) portalDelete(c *mw.Call, params []json.RawMessage) (any, error
 }
 
 // portalValidate is ISCSIPortalService.__validate. Callers hold s.mu.
-func (s *Service) portalValidate(d dialect, data mw.Row, schema string, self int) error {
-	var errs mw.ValidationErrors
+func (s *Service) portalValidate(d dialect, data middleware.Row, schema string, self int) error {
+	var errs middleware.ValidationErrors
 	listen := objs(data["listen"])
 	if len(listen) == 0 {
-		return mw.Invalid(schema+".listen", "At least one listen entry is required.")
+		return middleware.Invalid(schema+".listen", "At least one listen entry is required.")
 	}
 	for i, x := range listen {
 		ip := strOf(x["ip"])
@@ -172,7 +172,7 @@ func (s *Service) portalValidate(d dialect, data mw.Row, schema string, self int
 			if d.pydantic {
 				msg = "Value error, value is not a valid IPv4 or IPv6 address"
 			}
-			errs = append(errs, mw.ValidationError{Attribute: d.at("listen." + itoa(i) + ".ip"), Message: msg})
+			errs = append(errs, middleware.ValidationError{Attribute: d.at("listen." + itoa(i) + ".ip"), Message: msg})
 			continue
 		}
 		for _, other := range s.t[nsPortal].rows {
@@ -181,7 +181,7 @@ func (s *Service) portalValidate(d dialect, data mw.Row, schema string, self int
 			}
 			for _, y := range objs(other["listen"]) {
 				if strOf(y["ip"]) == ip {
-					errs = append(errs, mw.ValidationError{Attribute: schema + ".listen", Message: "'" + ip + "' IP is already in use."})
+					errs = append(errs, middleware.ValidationError{Attribute: schema + ".listen", Message: "'" + ip + "' IP is already in use."})
 				}
 			}
 		}
@@ -190,10 +190,10 @@ func (s *Service) portalValidate(d dialect, data mw.Row, schema string, self int
 		group := intOf(data["discovery_authgroup"])
 		switch {
 		case data["discovery_authgroup"] != nil && len(s.authByTag(group)) == 0:
-			errs = append(errs, mw.ValidationError{Attribute: schema + ".discovery_authgroup",
-				Message: `Auth Group "` + itoa(group) + `" not found.`, Errno: mw.ENOENT})
+			errs = append(errs, middleware.ValidationError{Attribute: schema + ".discovery_authgroup",
+				Message: `Auth Group "` + itoa(group) + `" not found.`, Errno: middleware.ENOENT})
 		case data["discovery_authgroup"] == nil && (method == "CHAP" || method == "CHAP_MUTUAL"):
-			errs = append(errs, mw.ValidationError{Attribute: schema + ".discovery_authgroup",
+			errs = append(errs, middleware.ValidationError{Attribute: schema + ".discovery_authgroup",
 				Message: "This field is required if discovery method is set to CHAP or CHAP Mutual."})
 		}
 	}

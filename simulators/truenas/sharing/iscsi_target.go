@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // iscsi.target (plugins/iscsi_/targets.py). A target's IQN is
@@ -45,7 +45,7 @@ func (s *Service) targetArg(verb string) dialect {
 	return s.iscsiArg("iscsi_target_"+verb, "iscsi_target_"+verb)
 }
 
-func (s *Service) registerTarget(r *mw.Registry) {
+func (s *Service) registerTarget(r *middleware.Registry) {
 	del := []string{"id", "force", "delete_extents"}
 	if s.v.AtLeast(25, 10, 0) {
 		del = append(del, "defer")
@@ -56,13 +56,13 @@ func (s *Service) registerTarget(r *mw.Registry) {
 		update: s.targetUpdate, updateParams: []string{"id", "iscsi_target_update"},
 		del: s.targetDelete, delParams: del,
 	})
-	r.Add(mw.Method{Name: "iscsi.target.validate_name", Params: []string{"name", "existing_id"}, Handler: func(c *mw.Call, params []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "iscsi.target.validate_name", Params: []string{"name", "existing_id"}, Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 2); err != nil {
 			return nil, err
 		}
 		var name string
 		if !given(params, 0) || json.Unmarshal(params[0], &name) != nil {
-			return nil, mw.Invalid("name", "Input should be a valid string")
+			return nil, middleware.Invalid("name", "Input should be a valid string")
 		}
 		existing := 0
 		if given(params, 1) && string(params[1]) != "null" {
@@ -95,7 +95,7 @@ func (s *Service) targetNameError(name string, self int) string {
 	return ""
 }
 
-func (s *Service) targetCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) targetCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (s *Service) targetCreate(c *mw.Call, params []json.RawMessage) (any, error
 	return row, nil
 }
 
-func (s *Service) targetUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) targetUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 2); err != nil {
 		return nil, err
 	}
@@ -166,19 +166,19 @@ func (s *Service) targetUpdate(c *mw.Call, params []json.RawMessage) (any, error
 
 // targetNameFormat is the pydantic model's check of the name (25.04+);
 // before, the service's validate_name reports a bad name.
-func (s *Service) targetNameFormat(d dialect, data mw.Row) error {
+func (s *Service) targetNameFormat(d dialect, data middleware.Row) error {
 	name, ok := data["name"].(string)
 	if !ok || !d.pydantic || reTargetName.MatchString(name) {
 		return nil
 	}
-	return mw.Invalid(d.at("name"), "Value error, Name can only contain lowercase alphanumeric charactersplus dot (.), dash (-), and colon (:)")
+	return middleware.Invalid(d.at("name"), "Value error, Name can only contain lowercase alphanumeric charactersplus dot (.), dash (-), and colon (:)")
 }
 
 // targetValidate is iSCSITargetService.__validate. Callers hold s.mu.
-func (s *Service) targetValidate(data mw.Row, schema string, self int) error {
-	var errs mw.ValidationErrors
+func (s *Service) targetValidate(data middleware.Row, schema string, self int) error {
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string, errno int) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg, Errno: errno})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg, Errno: errno})
 	}
 	if msg := s.targetNameError(strOf(data["name"]), self); msg != "" {
 		add("name", msg, 0)
@@ -227,7 +227,7 @@ func (s *Service) targetValidate(data mw.Row, schema string, self int) error {
 		case auth != 0 && method == "CHAP_MUTUAL":
 			creds := s.authByTag(auth)
 			if len(creds) == 0 {
-				add(at+"auth", "Authentication group not found", mw.ENOENT)
+				add(at+"auth", "Authentication group not found", middleware.ENOENT)
 			} else if strOf(creds[0]["peeruser"]) == "" {
 				add(at+"auth", "Authentication group "+itoa(auth)+" does not support CHAP Mutual", 0)
 			}
@@ -246,7 +246,7 @@ func (s *Service) targetValidate(data mw.Row, schema string, self int) error {
 	return nil
 }
 
-func (s *Service) targetDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) targetDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	n := 3
 	if s.v.AtLeast(25, 10, 0) {
 		n = 4
@@ -275,9 +275,9 @@ func (s *Service) targetDelete(c *mw.Call, params []json.RawMessage) (any, error
 	}
 	name := strOf(t["name"])
 	if s.inUse[name] && !force {
-		return nil, mw.Errorf(mw.EFAULT, "Target %s is in use.", name)
+		return nil, middleware.Errorf(middleware.EFAULT, "Target %s is in use.", name)
 	}
-	for _, te := range s.t[nsTargetExt].find(func(r mw.Row) bool { return intOf(r["target"]) == id }) {
+	for _, te := range s.t[nsTargetExt].find(func(r middleware.Row) bool { return intOf(r["target"]) == id }) {
 		s.t[nsTargetExt].remove(intOf(te["id"]))
 		if withExtents {
 			s.dropExtent(intOf(te["extent"]))

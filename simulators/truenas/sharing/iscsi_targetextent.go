@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // iscsi.targetextent (plugins/iscsi_/target_to_extent.py): an extent
@@ -32,7 +32,7 @@ func (s *Service) targetExtentArg(verb string) dialect {
 	return s.iscsiArg("iscsi_targetextent_"+verb, "iscsi_target_to_extent_"+verb)
 }
 
-func (s *Service) registerTargetExtent(r *mw.Registry) {
+func (s *Service) registerTargetExtent(r *middleware.Registry) {
 	s.addCRUD(r, crud{
 		ns: nsTargetExt, verbose: "iSCSITargetToExtent",
 		create: s.targetExtentCreate, createParams: []string{"iscsi_target_to_extent_create"},
@@ -41,7 +41,7 @@ func (s *Service) registerTargetExtent(r *mw.Registry) {
 	})
 }
 
-func (s *Service) targetExtentCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) targetExtentCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *Service) targetExtentCreate(c *mw.Call, params []json.RawMessage) (any,
 	return row, nil
 }
 
-func (s *Service) targetExtentUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) targetExtentUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 2); err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Service) targetExtentUpdate(c *mw.Call, params []json.RawMessage) (any,
 	return s.replace(nsTargetExt, updated)
 }
 
-func (s *Service) targetExtentDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) targetExtentDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 2); err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Service) targetExtentDelete(c *mw.Call, params []json.RawMessage) (any,
 		return nil, err
 	}
 	if t := s.t[nsTarget].get(intOf(te["target"])); t != nil && s.inUse[strOf(t["name"])] && !force {
-		return nil, mw.Errorf(mw.EFAULT, "Associated target %s:%s is in use.", s.basename(), strOf(t["name"]))
+		return nil, middleware.Errorf(middleware.EFAULT, "Associated target %s:%s is in use.", s.basename(), strOf(t["name"]))
 	}
 	s.t[nsTargetExt].remove(id)
 	if err := s.commit(nsTargetExt); err != nil {
@@ -125,7 +125,7 @@ func (s *Service) targetExtentDelete(c *mw.Call, params []json.RawMessage) (any,
 // targetExtentValidate assigns a free LUN when none is given and refuses
 // a LUN taken on the target or an extent mapped elsewhere
 // (iSCSITargetToExtentService.validate). Callers hold s.mu.
-func (s *Service) targetExtentValidate(data mw.Row, schema string, old mw.Row) error {
+func (s *Service) targetExtentValidate(data middleware.Row, schema string, old middleware.Row) error {
 	target, extent := intOf(data["target"]), intOf(data["extent"])
 	self := intOf(old["id"])
 	if data["lunid"] == nil {
@@ -145,9 +145,9 @@ func (s *Service) targetExtentValidate(data mw.Row, schema string, old mw.Row) e
 		data["lunid"] = lun
 	}
 	lunid := intOf(data["lunid"])
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg})
 	}
 	if lunid < 0 || lunid > lunMapSize-1 {
 		add("lunid", "LUN ID must be a positive integer and lower than "+itoa(lunMapSize-1))
@@ -174,7 +174,7 @@ func (s *Service) targetExtentValidate(data mw.Row, schema string, old mw.Row) e
 	}
 	if s.t[nsTarget].get(target) == nil || s.t[nsExtent].get(extent) == nil {
 		// the real service relies on the database's foreign keys here
-		return mw.Errorf(mw.EFAULT, "FOREIGN KEY constraint failed")
+		return middleware.Errorf(middleware.EFAULT, "FOREIGN KEY constraint failed")
 	}
 	return nil
 }

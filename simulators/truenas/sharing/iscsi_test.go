@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestISCSIDefaults(t *testing.T) {
@@ -125,7 +125,7 @@ func TestISCSITargetLifecycle(t *testing.T) {
 		t.Errorf("second LUN %v, want 1", te2["lunid"])
 	}
 	_, err = e.call("iscsi.targetextent.create", map[string]any{"target": 99, "extent": 98})
-	wantCallError(t, err, mw.EFAULT, "FOREIGN KEY constraint failed")
+	wantCallError(t, err, middleware.EFAULT, "FOREIGN KEY constraint failed")
 
 	st := e.s.State()
 	if len(st.ISCSITargets) != 1 || st.ISCSITargets[0].IQN != "iqn.2005-10.org.freenas.ctl:pvc-1" || len(st.ISCSITargetExtents) != 2 {
@@ -135,11 +135,11 @@ func TestISCSITargetLifecycle(t *testing.T) {
 	// an initiator logged in: deletes refuse without force
 	e.s.SetTargetInUse("pvc-1", true)
 	_, err = e.call("iscsi.target.delete", id(tgt))
-	wantCallError(t, err, mw.EFAULT, "Target pvc-1 is in use.")
+	wantCallError(t, err, middleware.EFAULT, "Target pvc-1 is in use.")
 	_, err = e.call("iscsi.extent.delete", id(ext))
-	wantCallError(t, err, mw.EFAULT, "Associated target(s) iqn.2005-10.org.freenas.ctl:pvc-1 is in use.")
+	wantCallError(t, err, middleware.EFAULT, "Associated target(s) iqn.2005-10.org.freenas.ctl:pvc-1 is in use.")
 	_, err = e.call("iscsi.targetextent.delete", id(te))
-	wantCallError(t, err, mw.EFAULT, "is in use.")
+	wantCallError(t, err, middleware.EFAULT, "is in use.")
 
 	if res, err := e.call("iscsi.target.delete", id(tgt), true, true); err != nil || res != true {
 		t.Fatalf("forced delete with extents: %v %v", res, err)
@@ -180,7 +180,7 @@ func TestISCSIAuthAndPortal(t *testing.T) {
 	}
 	tgt := e.must("iscsi.target.create", map[string]any{"name": "t", "groups": []any{map[string]any{"portal": 1, "authmethod": "CHAP_MUTUAL", "auth": 3}}})
 	_, err := e.call("iscsi.auth.delete", id(auth))
-	wantCallError(t, err, mw.EFAULT, "Authorized access of 1 is being used by following target(s): "+itoa(id(tgt)))
+	wantCallError(t, err, middleware.EFAULT, "Authorized access of 1 is being used by following target(s): "+itoa(id(tgt)))
 
 	p2 := e.must("iscsi.portal.create", map[string]any{"listen": []any{map[string]any{"ip": "10.0.0.1"}}, "comment": "second"})
 	if p2["tag"] != 2.0 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // With Options.Kernel the shares and targets become real after every
@@ -29,7 +29,7 @@ func (s *Service) applyKernel() error {
 	}
 	if err := s.kernel.Apply(s.kernelOwner, st); err != nil {
 		s.log.Error("kernel refused the sharing configuration", "err", err)
-		return mw.Errorf(mw.EFAULT, "Failed to apply the sharing configuration: %v", err)
+		return middleware.Errorf(middleware.EFAULT, "Failed to apply the sharing configuration: %v", err)
 	}
 	return nil
 }
@@ -46,14 +46,14 @@ func (s *Service) Close() error {
 
 // resyncAfter wraps a method (pool.dataset.update) so that the kernel
 // follows a volsize change: the loop device and namespaces are refreshed.
-func (s *Service) resyncAfter(r *mw.Registry, name string) {
+func (s *Service) resyncAfter(r *middleware.Registry, name string) {
 	m, ok := r.Lookup(name)
 	if !ok {
 		return
 	}
 	wrapped := *m
 	orig := m.Handler
-	wrapped.Handler = func(c *mw.Call, params []json.RawMessage) (any, error) {
+	wrapped.Handler = func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		res, err := orig(c, params)
 		if err != nil {
 			return res, err
@@ -102,7 +102,7 @@ func (s *Service) kernelNFS(skipped []string) ([]kernel.Export, []string) {
 // nfsClients renders a sharing.nfs object as exports(5) clients, as the
 // middleware's exports template does: every host and network, or
 // everyone; ro or rw; root squashed unless mapped to root.
-func nfsClients(r mw.Row) string {
+func nfsClients(r middleware.Row) string {
 	opts := []string{"rw"}
 	if boolOf(r["ro"], false) {
 		opts[0] = "ro"
@@ -169,7 +169,7 @@ func (s *Service) kernelISCSI(skipped []string) ([]kernel.Target, []string) {
 			portals[intOf(r["id"])] = append(portals[intOf(r["id"])], kernel.Portal{Addr: strOf(l["ip"]), Port: port})
 		}
 	}
-	extents := map[int]mw.Row{}
+	extents := map[int]middleware.Row{}
 	for _, e := range s.t[nsExtent].rows {
 		extents[intOf(e["id"])] = e
 	}
@@ -240,7 +240,7 @@ func (s *Service) chapOf(tag int, mutual bool) *kernel.CHAP {
 }
 
 func (s *Service) kernelNVMe(skipped []string) ([]kernel.Subsystem, []string) {
-	ports := map[int]mw.Row{}
+	ports := map[int]middleware.Row{}
 	for _, p := range s.t[nsPort].rows {
 		ports[intOf(p["id"])] = p
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/kernel/kerneltest"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // kernelEnv re-registers the service of e with a Kernel on a kerneltest
@@ -24,8 +24,8 @@ func kernelEnv(t *testing.T, version string) (*env, *kerneltest.Host) {
 	kh := kerneltest.New(t)
 	k := kernel.New(kernel.Options{ConfigFS: kh.ConfigFS, SysFS: kh.SysFS, MountInfo: kh.MountInfo, StateDir: kh.StateDir,
 		ExportsDir: kh.ExportsDir, NFSD: kh.NFSD, SMBAddr: kh.SMBAddr, FS: kh.FS, Exec: kh.Exec})
-	e.r = mw.NewRegistry()
-	e.r.Add(mw.Method{Name: "pool.dataset.update", Handler: func(c *mw.Call, params []json.RawMessage) (any, error) {
+	e.r = middleware.NewRegistry()
+	e.r.Add(middleware.Method{Name: "pool.dataset.update", Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		var ds string
 		var data map[string]any
 		json.Unmarshal(params[0], &ds)
@@ -99,7 +99,7 @@ func TestKernelFollowsSharing(t *testing.T) {
 
 	// Deleting the zvol's dataset removes its extent and namespace, and
 	// the kernel lets go of them before the data goes.
-	if err := e.r.DatasetDeleted(&mw.Call{Ctx: context.Background()}, "tank/vol"); err != nil {
+	if err := e.r.DatasetDeleted(&middleware.Call{Ctx: context.Background()}, "tank/vol"); err != nil {
 		t.Fatal(err)
 	}
 	tree = kh.Tree()
@@ -124,13 +124,13 @@ func TestKernelRefusalFailsTheCall(t *testing.T) {
 	e, kh := kernelEnv(t, "25.04")
 	kh.Fail("mount", errors.New("exit status 32: mount: /mnt/tank/a: permission denied"))
 	_, err := e.call("sharing.nfs.create", map[string]any{"path": "/mnt/tank/a"})
-	wantCallError(t, err, mw.EFAULT, "Failed to apply the sharing configuration: kernel: owner truenas-nas1: bind-mounting")
+	wantCallError(t, err, middleware.EFAULT, "Failed to apply the sharing configuration: kernel: owner truenas-nas1: bind-mounting")
 	// Re-registering on the same state serves what is stored once the
 	// kernel works again.
 	kh.Fail("mount", nil)
 	k := kernel.New(kernel.Options{ConfigFS: kh.ConfigFS, SysFS: kh.SysFS, MountInfo: kh.MountInfo, StateDir: kh.StateDir,
 		ExportsDir: kh.ExportsDir, NFSD: kh.NFSD, SMBAddr: kh.SMBAddr, FS: kh.FS, Exec: kh.Exec})
-	if _, err := Register(mw.NewRegistry(), e.m, e.v, Options{StateDir: e.state, Hostname: "nas1", Kernel: k}); err != nil {
+	if _, err := Register(middleware.NewRegistry(), e.m, e.v, Options{StateDir: e.state, Hostname: "nas1", Kernel: k}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(kh.Mounts(), "/mnt/tank/a") {
@@ -141,12 +141,12 @@ func TestKernelRefusalFailsTheCall(t *testing.T) {
 func TestNFSClients(t *testing.T) {
 	root := "root"
 	for _, tc := range []struct {
-		row  mw.Row
+		row  middleware.Row
 		want string
 	}{
-		{mw.Row{}, "*(rw,no_subtree_check,root_squash)"},
-		{mw.Row{"ro": true, "maproot_user": root, "hosts": []any{"h1"}, "networks": []any{"10.0.0.0/8"}}, "h1(ro,no_subtree_check,no_root_squash) 10.0.0.0/8(ro,no_subtree_check,no_root_squash)"},
-		{mw.Row{"mapall_user": "root", "security": []any{"SYS", "KRB5"}}, "*(rw,no_subtree_check,sec=sys:krb5,all_squash,anonuid=0,anongid=0)"},
+		{middleware.Row{}, "*(rw,no_subtree_check,root_squash)"},
+		{middleware.Row{"ro": true, "maproot_user": root, "hosts": []any{"h1"}, "networks": []any{"10.0.0.0/8"}}, "h1(ro,no_subtree_check,no_root_squash) 10.0.0.0/8(ro,no_subtree_check,no_root_squash)"},
+		{middleware.Row{"mapall_user": "root", "security": []any{"SYS", "KRB5"}}, "*(rw,no_subtree_check,sec=sys:krb5,all_squash,anonuid=0,anongid=0)"},
 	} {
 		if got := nfsClients(tc.row); got != tc.want {
 			t.Errorf("nfsClients(%v) = %q, want %q", tc.row, got, tc.want)

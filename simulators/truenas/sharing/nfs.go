@@ -5,7 +5,7 @@ import (
 	"os"
 	"path"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // sharing.nfs: NFS exports of dataset directories (plugins/nfs.py).
@@ -45,17 +45,17 @@ func (s *Service) nfsArg(verb string) dialect {
 	return oldSchema("sharingnfs_" + verb)
 }
 
-func (s *Service) registerNFS(r *mw.Registry) {
+func (s *Service) registerNFS(r *middleware.Registry) {
 	s.addCRUD(r, crud{
 		ns: nsNFS, verbose: "SharingNFS",
-		view:   func(row mw.Row, _ mw.QueryOptions) mw.Row { return nfsView(row) },
+		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return nfsView(row) },
 		create: s.nfsCreate, createParams: []string{"data"},
 		update: s.nfsUpdate, updateParams: []string{"id", "data"},
 		del: s.nfsDelete, delParams: []string{"id"},
 	})
 }
 
-func (s *Service) nfsCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) nfsCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *Service) nfsCreate(c *mw.Call, params []json.RawMessage) (any, error) {
 	return nfsView(row), nil
 }
 
-func (s *Service) nfsUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) nfsUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 2); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Service) nfsUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
 	return nfsView(row), nil
 }
 
-func (s *Service) nfsDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) nfsDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (s *Service) nfsDelete(c *mw.Call, params []json.RawMessage) (any, error) {
 	return true, nil
 }
 
-func nfsView(r mw.Row) mw.Row {
+func nfsView(r middleware.Row) middleware.Row {
 	r["locked"] = false
 	return r
 }
@@ -138,15 +138,15 @@ func nfsView(r mw.Row) mw.Row {
 // nfsValidate runs the checks of SharingNFSService.validate on the
 // complete share data; self is the id of the share being updated (0 on
 // create). Callers hold s.mu.
-func (s *Service) nfsValidate(data mw.Row, schema string, self int) error {
+func (s *Service) nfsValidate(data middleware.Row, schema string, self int) error {
 	data["aliases"] = []any{} // accepted but ignored (and cleared) by the real service
 	p := strOf(data["path"])
 	if err := s.checkSharePath(schema+".path", p); err != nil {
 		return err
 	}
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg})
 	}
 
 	networks := strsOf(data["networks"])
@@ -174,7 +174,7 @@ func (s *Service) nfsValidate(data mw.Row, schema string, self int) error {
 		return errs
 	}
 
-	var same []mw.Row // other shares of the same path
+	var same []middleware.Row // other shares of the same path
 	for _, other := range s.t[nsNFS].rows {
 		if intOf(other["id"]) != self && path.Clean(strOf(other["path"])) == path.Clean(p) {
 			same = append(same, other)
@@ -220,31 +220,31 @@ func (s *Service) checkSharePath(attr, p string) error {
 		// the old Dir attribute checks existence before the service runs
 		switch {
 		case !exists:
-			return mw.ValidationErrors{{Attribute: attr, Message: "This path does not exist.", Errno: mw.ENOENT}}
+			return middleware.ValidationErrors{{Attribute: attr, Message: "This path does not exist.", Errno: middleware.ENOENT}}
 		case !isDir:
-			return mw.ValidationErrors{{Attribute: attr, Message: "This path is not a directory.", Errno: enotdir}}
+			return middleware.ValidationErrors{{Attribute: attr, Message: "This path is not a directory.", Errno: enotdir}}
 		}
 		return nil
 	}
 	if !inPool {
-		return mw.Invalid(attr, "The path must reside within a pool mount point")
+		return middleware.Invalid(attr, "The path must reside within a pool mount point")
 	}
 	if !exists {
 		// filesystem.stat of a missing path, called during validation
-		return mw.Errorf(mw.ENOENT, "Path %s not found", p)
+		return middleware.Errorf(middleware.ENOENT, "Path %s not found", p)
 	}
 	if !isDir {
-		return mw.Invalid(attr, "The path must be a directory")
+		return middleware.Invalid(attr, "The path must be a directory")
 	}
 	return nil
 }
 
 // nfsHostsAndNetworks refuses a network or host that another share of the
 // same path already serves (validate_hosts_and_networks).
-func nfsHostsAndNetworks(schema, p string, networks, hosts []string, same []mw.Row) mw.ValidationErrors {
-	var errs mw.ValidationErrors
+func nfsHostsAndNetworks(schema, p string, networks, hosts []string, same []middleware.Row) middleware.ValidationErrors {
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg})
 	}
 	var used []string // networks in use, in the order found
 	usedHosts := map[string]bool{}
@@ -290,7 +290,7 @@ func nfsHostsAndNetworks(schema, p string, networks, hosts []string, same []mw.R
 
 // nfsExportConflict is validate_share_path: the same path exported twice
 // to the same hosts, networks or everybody.
-func nfsExportConflict(schema string, networks, hosts []string, same []mw.Row) error {
+func nfsExportConflict(schema string, networks, hosts []string, same []middleware.Row) error {
 	dataHosts := without(hosts, "*")
 	for _, other := range same {
 		otherHosts := without(strsOf(other["hosts"]), "*")
@@ -316,7 +316,7 @@ func nfsExportConflict(schema string, networks, hosts []string, same []mw.Row) e
 				reason = join(uniq(append(append([]string{}, networks...), otherNets...)), ", ")
 			}
 		}
-		return mw.Invalid(schema+".path", "ERROR - Export conflict. %s exports %s for %s", desc, strOf(other["path"]), reason)
+		return middleware.Invalid(schema+".path", "ERROR - Export conflict. %s exports %s for %s", desc, strOf(other["path"]), reason)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestNFSCRUD(t *testing.T) {
@@ -47,7 +47,7 @@ func TestNFSCRUD(t *testing.T) {
 				t.Errorf("delete returned %v, want true", res)
 			}
 			_, err = e.call("sharing.nfs.get_instance", 1)
-			var nf *mw.InstanceNotFound
+			var nf *middleware.InstanceNotFound
 			if !errors.As(err, &nf) || nf.Message != "SharingNFS 1 does not exist" {
 				t.Errorf("get_instance after delete: %v", err)
 			}
@@ -103,7 +103,7 @@ func TestNFSValidation(t *testing.T) {
 func TestNFSMissingPathIsCallErrorFrom2504(t *testing.T) {
 	e := newEnv(t, "25.04")
 	_, err := e.call("sharing.nfs.create", map[string]any{"path": "/mnt/tank/a/nope"})
-	wantCallError(t, err, mw.ENOENT, "Path /mnt/tank/a/nope not found")
+	wantCallError(t, err, middleware.ENOENT, "Path /mnt/tank/a/nope not found")
 }
 
 func TestNFSExportConflict(t *testing.T) {
@@ -152,7 +152,7 @@ func TestNFSUpdateValidates(t *testing.T) {
 	_, err = e.call("sharing.nfs.update", 2, map[string]any{"paths": []string{"/mnt/tank/a"}})
 	wantInvalid(t, err, "data.paths", "Extra inputs are not permitted")
 	_, err = e.call("sharing.nfs.update", 7, map[string]any{"comment": "x"})
-	var nf *mw.InstanceNotFound
+	var nf *middleware.InstanceNotFound
 	if !errors.As(err, &nf) || nf.Message != "SharingNFS 7 does not exist" {
 		t.Errorf("update of a missing id: %v", err)
 	}
@@ -165,8 +165,8 @@ func TestNFSUpdateValidates(t *testing.T) {
 func TestNFSMissingPathErrnoBefore2504(t *testing.T) {
 	e := newEnv(t, "24.10")
 	_, err := e.call("sharing.nfs.create", map[string]any{"path": "/mnt/tank/a/nope"})
-	var v mw.ValidationErrors
-	if !errors.As(err, &v) || len(v) != 1 || v[0].Errno != mw.ENOENT || v[0].Message != "This path does not exist." {
+	var v middleware.ValidationErrors
+	if !errors.As(err, &v) || len(v) != 1 || v[0].Errno != middleware.ENOENT || v[0].Message != "This path does not exist." {
 		t.Fatalf("error %#v, want one ENOENT validation error", err)
 	}
 }

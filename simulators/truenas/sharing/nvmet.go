@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // nvmet.* (plugins/nvmet/*.py), NVMe-oF targets, exist from 25.10 on and
@@ -18,29 +18,29 @@ type nvSpec struct {
 	obj         string // "subsys": arguments nvmet_subsys_create/update
 	fields      func(create bool) []field
 	// model runs the pydantic model validators (no lock held).
-	model func(d dialect, data mw.Row, create bool) error
+	model func(d dialect, data middleware.Row, create bool) error
 	// validate runs the service's checks on the complete object and may
 	// fill in generated values; old is nil on create. s.mu is held.
-	validate func(data, old mw.Row, schema string) error
+	validate func(data, old middleware.Row, schema string) error
 	// deleteOpts are the fields of delete's options argument (nil: delete
 	// takes only the id).
 	deleteOpts []field
 	// beforeDelete refuses or cascades a delete. s.mu is held.
-	beforeDelete func(row, opts mw.Row) error
-	view         func(row mw.Row, opts mw.QueryOptions) mw.Row
+	beforeDelete func(row, opts middleware.Row) error
+	view         func(row middleware.Row, opts middleware.QueryOptions) middleware.Row
 	hidden       []string
 	touches      []string // other namespaces a delete may change
 }
 
-func (s *Service) nvCRUD(r *mw.Registry, sp nvSpec) {
+func (s *Service) nvCRUD(r *middleware.Registry, sp nvSpec) {
 	arg := func(verb string) dialect { return pydantic("nvmet_" + sp.obj + "_" + verb) }
-	view := func(row mw.Row) mw.Row {
+	view := func(row middleware.Row) middleware.Row {
 		if sp.view != nil {
-			return strip(sp.view(row, mw.QueryOptions{}), sp.hidden, nil).(mw.Row)
+			return strip(sp.view(row, middleware.QueryOptions{}), sp.hidden, nil).(middleware.Row)
 		}
 		return row
 	}
-	create := func(c *mw.Call, params []json.RawMessage) (any, error) {
+	create := func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 1); err != nil {
 			return nil, err
 		}
@@ -65,7 +65,7 @@ func (s *Service) nvCRUD(r *mw.Registry, sp nvSpec) {
 		}
 		return view(row), nil
 	}
-	update := func(c *mw.Call, params []json.RawMessage) (any, error) {
+	update := func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 2); err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func (s *Service) nvCRUD(r *mw.Registry, sp nvSpec) {
 	if sp.deleteOpts != nil {
 		delParams = append(delParams, "options")
 	}
-	del := func(c *mw.Call, params []json.RawMessage) (any, error) {
+	del := func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, len(delParams)); err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func (s *Service) nvCRUD(r *mw.Registry, sp nvSpec) {
 		if err != nil {
 			return nil, err
 		}
-		opts := mw.Row{}
+		opts := middleware.Row{}
 		if sp.deleteOpts != nil {
 			if opts, err = optionsArg(params, 1, sp.deleteOpts); err != nil {
 				return nil, err
@@ -146,7 +146,7 @@ func (s *Service) nvCRUD(r *mw.Registry, sp nvSpec) {
 	})
 }
 
-func (s *Service) registerNVMet(r *mw.Registry) {
+func (s *Service) registerNVMet(r *middleware.Registry) {
 	s.registerNVMetGlobal(r)
 	s.registerSubsys(r)
 	s.registerNamespace(r)
@@ -159,8 +159,8 @@ func (s *Service) registerNVMet(r *mw.Registry) {
 // nvmet.global: the target's global configuration (global.py). The base
 // NQN carries a per-system UUID, as the real default (uuid_nqn) does.
 
-func nvmetGlobalDefaults() mw.Row {
-	return normalize(mw.Row{
+func nvmetGlobalDefaults() middleware.Row {
+	return normalize(middleware.Row{
 		"id":             1,
 		"basenqn":        "nqn.2011-06.com.truenas:uuid:" + uuid4(),
 		"kernel":         true,
@@ -170,7 +170,7 @@ func nvmetGlobalDefaults() mw.Row {
 	})
 }
 
-func (s *Service) registerNVMetGlobal(r *mw.Registry) {
+func (s *Service) registerNVMetGlobal(r *middleware.Registry) {
 	fields := []field{
 		{name: "basenqn", kind: kStr},
 		{name: "kernel", kind: kBool},
@@ -178,7 +178,7 @@ func (s *Service) registerNVMetGlobal(r *mw.Registry) {
 		{name: "rdma", kind: kBool},
 		{name: "xport_referral", kind: kBool},
 	}
-	s.addConfig(r, nsNVMetGlobal, func(c *mw.Call, params []json.RawMessage) (any, error) {
+	s.addConfig(r, nsNVMetGlobal, func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 1); err != nil {
 			return nil, err
 		}
@@ -189,13 +189,13 @@ func (s *Service) registerNVMetGlobal(r *mw.Registry) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		row := clone(s.t[nsNVMetGlobal].get(1))
-		var errs mw.ValidationErrors
+		var errs middleware.ValidationErrors
 		if b, _ := data["rdma"].(bool); b && row["rdma"] != true {
-			errs = append(errs, mw.ValidationError{Attribute: "nvmet_global_update.rdma",
+			errs = append(errs, middleware.ValidationError{Attribute: "nvmet_global_update.rdma",
 				Message: "This platform cannot support NVMe-oF(RDMA) or is missing a RDMA capable NIC."})
 		}
 		if b, _ := data["ana"].(bool); b && row["ana"] != true {
-			errs = append(errs, mw.ValidationError{Attribute: "nvmet_global_update.ana",
+			errs = append(errs, middleware.ValidationError{Attribute: "nvmet_global_update.ana",
 				Message: "This platform does not support Asymmetric Namespace Access(ANA)."})
 		}
 		if len(errs) > 0 {
@@ -224,12 +224,12 @@ const (
 func checkNQN(d dialect, attr, nqn string) error {
 	switch {
 	case len(nqn) < minNQNLen:
-		return mw.Invalid(d.at(attr), "String should have at least %d characters", minNQNLen)
+		return middleware.Invalid(d.at(attr), "String should have at least %d characters", minNQNLen)
 	case len(nqn) > maxNQNLen:
-		return mw.Invalid(d.at(attr), "String should have at most %d characters", maxNQNLen)
+		return middleware.Invalid(d.at(attr), "String should have at most %d characters", maxNQNLen)
 	}
 	if msg := nqnFormatError(nqn); msg != "" {
-		return mw.Invalid(d.at(attr), "Value error, %s", msg)
+		return middleware.Invalid(d.at(attr), "Value error, %s", msg)
 	}
 	return nil
 }

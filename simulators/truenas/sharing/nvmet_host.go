@@ -8,7 +8,7 @@ import (
 	"hash/crc32"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // nvmet.host (host.py): host NQNs, optionally with DH-HMAC-CHAP keys
@@ -20,7 +20,7 @@ var (
 	dhchapGroups = strs("2048-BIT", "3072-BIT", "4096-BIT", "6144-BIT", "8192-BIT")
 )
 
-func (s *Service) registerHost(r *mw.Registry) {
+func (s *Service) registerHost(r *middleware.Registry) {
 	s.nvCRUD(r, nvSpec{
 		ns: nsHost, verbose: "NVMetHost", obj: "host",
 		fields: func(create bool) []field {
@@ -32,7 +32,7 @@ func (s *Service) registerHost(r *mw.Registry) {
 				{name: "dhchap_hash", kind: kStr, enum: dhchapHashes, def: "SHA-256"},
 			}
 		},
-		model: func(d dialect, data mw.Row, create bool) error {
+		model: func(d dialect, data middleware.Row, create bool) error {
 			if nqn, ok := data["hostnqn"].(string); ok {
 				if err := checkNQN(d, "hostnqn", nqn); err != nil {
 					return err
@@ -40,22 +40,22 @@ func (s *Service) registerHost(r *mw.Registry) {
 			}
 			_, keyGiven := data["dhchap_key"]
 			if data["dhchap_ctrl_key"] != nil && data["dhchap_key"] == nil && (create || keyGiven) {
-				return mw.Invalid(d.attr, "Value error, Cannot configure bi-directional authentication without setting dhchap_key")
+				return middleware.Invalid(d.attr, "Value error, Cannot configure bi-directional authentication without setting dhchap_key")
 			}
 			return nil
 		},
-		validate: func(data, old mw.Row, schema string) error {
+		validate: func(data, old middleware.Row, schema string) error {
 			self := intOf(old["id"])
-			var errs mw.ValidationErrors
+			var errs middleware.ValidationErrors
 			for _, h := range s.t[nsHost].rows {
 				if intOf(h["id"]) != self && strOf(h["hostnqn"]) == strOf(data["hostnqn"]) {
-					errs = append(errs, mw.ValidationError{Attribute: schema + ".hostnqn", Message: "Object with this hostnqn already exists"})
+					errs = append(errs, middleware.ValidationError{Attribute: schema + ".hostnqn", Message: "Object with this hostnqn already exists"})
 				}
 			}
 			for _, k := range []string{"dhchap_key", "dhchap_ctrl_key"} {
 				if key, ok := data[k].(string); ok {
 					if msg := dhchapKeyError(key); msg != "" {
-						errs = append(errs, mw.ValidationError{Attribute: schema + "." + k, Message: msg})
+						errs = append(errs, middleware.ValidationError{Attribute: schema + "." + k, Message: msg})
 					}
 				}
 			}
@@ -65,9 +65,9 @@ func (s *Service) registerHost(r *mw.Registry) {
 			return nil
 		},
 		deleteOpts: []field{{name: "force", kind: kBool, def: false}},
-		beforeDelete: func(row, opts mw.Row) error {
+		beforeDelete: func(row, opts middleware.Row) error {
 			id := intOf(row["id"])
-			grants := s.t[nsHostSubsys].find(func(r mw.Row) bool { return intOf(r["host_id"]) == id })
+			grants := s.t[nsHostSubsys].find(func(r middleware.Row) bool { return intOf(r["host_id"]) == id })
 			if force, _ := opts["force"].(bool); !force && len(grants) > 0 {
 				var names []string
 				for _, g := range grants {
@@ -83,7 +83,7 @@ func (s *Service) registerHost(r *mw.Registry) {
 					}
 					msg = "Host " + strOf(row["hostnqn"]) + " used by " + itoa(len(grants)) + " subsystems: " + join(names, ",") + postfix
 				}
-				return mw.Invalid("nvmet_host_delete.id", "%s", msg)
+				return middleware.Invalid("nvmet_host_delete.id", "%s", msg)
 			}
 			for _, g := range grants {
 				s.t[nsHostSubsys].remove(intOf(g["id"]))
@@ -94,14 +94,14 @@ func (s *Service) registerHost(r *mw.Registry) {
 	})
 	addConst(r, "nvmet.host.dhchap_dhgroup_choices", dhchapGroups)
 	addConst(r, "nvmet.host.dhchap_hash_choices", dhchapHashes)
-	r.Add(mw.Method{Name: "nvmet.host.generate_key", Params: []string{"dhchap_hash", "nqn"}, Handler: func(c *mw.Call, params []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: "nvmet.host.generate_key", Params: []string{"dhchap_hash", "nqn"}, Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 2); err != nil {
 			return nil, err
 		}
 		hash := "SHA-256"
 		if given(params, 0) {
 			if json.Unmarshal(params[0], &hash) != nil || !inEnum(hash, dhchapHashes) {
-				return nil, mw.Invalid("dhchap_hash", "%s", enumMsg(pydantic(""), hash, dhchapHashes))
+				return nil, middleware.Invalid("dhchap_hash", "%s", enumMsg(pydantic(""), hash, dhchapHashes))
 			}
 		}
 		return generateDHCHAPKey(hash), nil
@@ -153,16 +153,16 @@ func (s *Service) hostRef(id int) any {
 	return nil
 }
 
-func (s *Service) registerHostSubsys(r *mw.Registry) {
+func (s *Service) registerHostSubsys(r *middleware.Registry) {
 	s.nvCRUD(r, nvSpec{
 		ns: nsHostSubsys, verbose: "NVMetHostSubsys", obj: "host_subsys",
 		fields: func(create bool) []field {
 			return []field{{name: "host_id", kind: kInt, required: create}, {name: "subsys_id", kind: kInt, required: create}}
 		},
-		validate: func(data, old mw.Row, schema string) error {
+		validate: func(data, old middleware.Row, schema string) error {
 			return s.linkValidate(nsHostSubsys, data, old, schema, "host_id", nsHost, "No host with ID ")
 		},
-		view: func(row mw.Row, _ mw.QueryOptions) mw.Row {
+		view: func(row middleware.Row, _ middleware.QueryOptions) middleware.Row {
 			row["host"] = s.hostRef(intOf(row["host_id"]))
 			row["subsys"] = s.subsysRef(intOf(row["subsys_id"]))
 			return row

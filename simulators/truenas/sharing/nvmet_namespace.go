@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // nvmet.namespace (namespace.py): a zvol ("ZVOL", "zvol/<dataset>") or a
 // file ("FILE") exposed in a subsystem under an NSID. device_uuid and
 // device_nguid are generated once and never change.
 
-func (s *Service) registerNamespace(r *mw.Registry) {
+func (s *Service) registerNamespace(r *middleware.Registry) {
 	s.nvCRUD(r, nvSpec{
 		ns: nsNamespace, verbose: "NVMetNamespace", obj: "namespace",
 		fields: func(create bool) []field {
@@ -26,7 +26,7 @@ func (s *Service) registerNamespace(r *mw.Registry) {
 			}
 		},
 		validate: s.namespaceValidate,
-		view: func(row mw.Row, _ mw.QueryOptions) mw.Row {
+		view: func(row middleware.Row, _ middleware.QueryOptions) middleware.Row {
 			row["subsys"] = s.subsysRef(intOf(row["subsys_id"]))
 			row["locked"] = false
 			return row
@@ -37,13 +37,13 @@ func (s *Service) registerNamespace(r *mw.Registry) {
 	})
 }
 
-func (s *Service) namespaceValidate(data, old mw.Row, schema string) error {
+func (s *Service) namespaceValidate(data, old middleware.Row, schema string) error {
 	self := intOf(old["id"])
 	subsys := intOf(data["subsys_id"])
 	path, typ := strOf(data["device_path"]), strOf(data["device_type"])
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg})
 	}
 	if s.t[nsSubsys].get(subsys) == nil {
 		add("subsys_id", "No subsystem with ID "+itoa(subsys))
@@ -127,12 +127,12 @@ func (s *Service) nextNSID(subsys int) int {
 }
 
 // namespaceFile is save_file: create the file, or grow it; never shrink.
-func (s *Service) namespaceFile(data, old mw.Row, schema string) error {
+func (s *Service) namespaceFile(data, old middleware.Row, schema string) error {
 	host, _ := s.model.HostPath(strOf(data["device_path"]))
 	size := int64(intOf(data["filesize"]))
 	if _, err := os.Stat(host); err != nil {
 		if data["filesize"] == nil || size == 0 {
-			return mw.Invalid(schema+".filesize", "Must supply filesize if device_path FILE does not exist.")
+			return middleware.Invalid(schema+".filesize", "Must supply filesize if device_path FILE does not exist.")
 		}
 		f, err := os.OpenFile(host, os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
@@ -140,7 +140,7 @@ func (s *Service) namespaceFile(data, old mw.Row, schema string) error {
 			f.Close()
 		}
 		if err != nil {
-			return mw.Errorf(mw.EFAULT, "Failed to create namespace file: %v", err)
+			return middleware.Errorf(middleware.EFAULT, "Failed to create namespace file: %v", err)
 		}
 		return nil
 	}
@@ -148,20 +148,20 @@ func (s *Service) namespaceFile(data, old mw.Row, schema string) error {
 		switch oldSize := int64(intOf(old["filesize"])); {
 		case size > oldSize:
 			if err := os.Truncate(host, size); err != nil {
-				return mw.Errorf(mw.EFAULT, "Failed to grow namespace file: %v", err)
+				return middleware.Errorf(middleware.EFAULT, "Failed to grow namespace file: %v", err)
 			}
 		case size < oldSize:
-			return mw.Invalid(schema+".filesize", "Shrinking an namespace file is not allowed. This can lead to data loss.")
+			return middleware.Invalid(schema+".filesize", "Shrinking an namespace file is not allowed. This can lead to data loss.")
 		}
 	}
 	return nil
 }
 
-func (s *Service) namespaceBeforeDelete(row, opts mw.Row) error {
+func (s *Service) namespaceBeforeDelete(row, opts middleware.Row) error {
 	if remove, _ := opts["remove"].(bool); remove && strOf(row["device_type"]) == "FILE" {
 		if host, ok := s.model.HostPath(strOf(row["device_path"])); ok {
 			if err := os.Remove(host); err != nil && !os.IsNotExist(err) {
-				return mw.Errorf(mw.EFAULT, "Failed to remove namespace file: %v", err)
+				return middleware.Errorf(middleware.EFAULT, "Failed to remove namespace file: %v", err)
 			}
 		}
 	}

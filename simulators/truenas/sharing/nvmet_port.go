@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // nvmet.port (port.py): transport addresses (TCP, normally port 4420)
 // that subsystems are offered on through nvmet.port_subsys
 // (port_subsys.py). A fresh system has no port.
 
-func (s *Service) registerPort(r *mw.Registry) {
+func (s *Service) registerPort(r *middleware.Registry) {
 	s.nvCRUD(r, nvSpec{
 		ns: nsPort, verbose: "NVMetPort", obj: "port",
 		fields: func(create bool) []field {
@@ -37,35 +37,35 @@ func (s *Service) registerPort(r *mw.Registry) {
 
 // portModel is NVMetPortEntry's model validator: an IP address and a port
 // number for TCP and RDMA.
-func portModel(d dialect, data mw.Row, create bool) error {
+func portModel(d dialect, data middleware.Row, create bool) error {
 	typ, ok := data["addr_trtype"].(string)
 	if !ok || (typ != "TCP" && typ != "RDMA") {
 		return nil
 	}
 	if net.ParseIP(strOf(data["addr_traddr"])) == nil {
-		return mw.Invalid(d.attr, "Value error, addr_traddr must be a valid IP address")
+		return middleware.Invalid(d.attr, "Value error, addr_traddr must be a valid IP address")
 	}
 	port, isInt := data["addr_trsvcid"].(int)
 	if !isInt {
-		return mw.Invalid(d.attr, "Value error, For TCP or RDMA addr_trsvcid must be a port number integer")
+		return middleware.Invalid(d.attr, "Value error, For TCP or RDMA addr_trsvcid must be a port number integer")
 	}
 	if port < 1024 || port > 65535 {
-		return mw.Invalid(d.attr, "Value error, addr_trsvcid port number must be an integer in the range 1024..65535")
+		return middleware.Invalid(d.attr, "Value error, addr_trsvcid port number must be an integer in the range 1024..65535")
 	}
 	return nil
 }
 
-func (s *Service) portValidate(data, old mw.Row, schema string) error {
+func (s *Service) portValidate(data, old middleware.Row, schema string) error {
 	self := intOf(old["id"])
-	trsvcid := func(r mw.Row) string { return fmt.Sprint(r["addr_trsvcid"]) }
+	trsvcid := func(r middleware.Row) string { return fmt.Sprint(r["addr_trsvcid"]) }
 	for _, p := range s.t[nsPort].rows {
 		if intOf(p["id"]) != self && strOf(p["addr_trtype"]) == strOf(data["addr_trtype"]) &&
 			strOf(p["addr_traddr"]) == strOf(data["addr_traddr"]) && trsvcid(p) == trsvcid(data) {
-			return mw.Invalid(schema, "Port #%d uses the same transport/address", intOf(p["index"]))
+			return middleware.Invalid(schema, "Port #%d uses the same transport/address", intOf(p["index"]))
 		}
 	}
 	if strOf(data["addr_trtype"]) == "RDMA" {
-		return mw.Invalid(schema, "This platform cannot support NVMe-oF(RDMA) or is missing an RDMA capable NIC.")
+		return middleware.Invalid(schema, "This platform cannot support NVMe-oF(RDMA) or is missing an RDMA capable NIC.")
 	}
 	switch ip := net.ParseIP(strOf(data["addr_traddr"])); {
 	case strOf(data["addr_trtype"]) == "FC":
@@ -81,9 +81,9 @@ func (s *Service) portValidate(data, old mw.Row, schema string) error {
 	return nil
 }
 
-func (s *Service) portBeforeDelete(row, opts mw.Row) error {
+func (s *Service) portBeforeDelete(row, opts middleware.Row) error {
 	id := intOf(row["id"])
-	maps := s.t[nsPortSubsys].find(func(r mw.Row) bool { return intOf(r["port_id"]) == id })
+	maps := s.t[nsPortSubsys].find(func(r middleware.Row) bool { return intOf(r["port_id"]) == id })
 	if force, _ := opts["force"].(bool); !force && len(maps) > 0 {
 		var names []string
 		for _, m := range maps {
@@ -99,7 +99,7 @@ func (s *Service) portBeforeDelete(row, opts mw.Row) error {
 			}
 			msg = "Port #" + itoa(intOf(row["index"])) + " used by " + itoa(len(maps)) + " subsystems: " + join(names, ",") + postfix
 		}
-		return mw.Invalid("nvmet_port_delete.id", "%s", msg)
+		return middleware.Invalid("nvmet_port_delete.id", "%s", msg)
 	}
 	for _, m := range maps {
 		s.t[nsPortSubsys].remove(intOf(m["id"]))
@@ -115,16 +115,16 @@ func (s *Service) portRef(id int) any {
 	return nil
 }
 
-func (s *Service) registerPortSubsys(r *mw.Registry) {
+func (s *Service) registerPortSubsys(r *middleware.Registry) {
 	s.nvCRUD(r, nvSpec{
 		ns: nsPortSubsys, verbose: "NVMetPortSubsys", obj: "port_subsys",
 		fields: func(create bool) []field {
 			return []field{{name: "port_id", kind: kInt, required: create}, {name: "subsys_id", kind: kInt, required: create}}
 		},
-		validate: func(data, old mw.Row, schema string) error {
+		validate: func(data, old middleware.Row, schema string) error {
 			return s.linkValidate(nsPortSubsys, data, old, schema, "port_id", nsPort, "No port with ID ")
 		},
-		view: func(row mw.Row, _ mw.QueryOptions) mw.Row {
+		view: func(row middleware.Row, _ middleware.QueryOptions) middleware.Row {
 			row["port"] = s.portRef(intOf(row["port_id"]))
 			row["subsys"] = s.subsysRef(intOf(row["subsys_id"]))
 			return row
@@ -136,19 +136,19 @@ func (s *Service) registerPortSubsys(r *mw.Registry) {
 // linkValidate checks a port_subsys or host_subsys association: both ends
 // exist and the pair is new. (Both services word the duplicate as
 // "Host ID", port_subsys included.) Callers hold s.mu.
-func (s *Service) linkValidate(link string, data, old mw.Row, schema, key, ns, missing string) error {
+func (s *Service) linkValidate(link string, data, old middleware.Row, schema, key, ns, missing string) error {
 	self := intOf(old["id"])
 	other, subsys := intOf(data[key]), intOf(data["subsys_id"])
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	if s.t[ns].get(other) == nil {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + key, Message: missing + itoa(other)})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + key, Message: missing + itoa(other)})
 	}
 	if s.t[nsSubsys].get(subsys) == nil {
-		errs = append(errs, mw.ValidationError{Attribute: schema + ".subsys_id", Message: "No subsystem with ID " + itoa(subsys)})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + ".subsys_id", Message: "No subsystem with ID " + itoa(subsys)})
 	}
 	for _, x := range s.t[link].rows {
 		if intOf(x["id"]) != self && intOf(x[key]) == other && intOf(x["subsys_id"]) == subsys {
-			errs = append(errs, mw.ValidationError{Attribute: schema + "." + key,
+			errs = append(errs, middleware.ValidationError{Attribute: schema + "." + key,
 				Message: "This record already exists (Host ID: " + itoa(other) + "/Subsystem ID: " + itoa(subsys) + ")"})
 			break
 		}

@@ -4,13 +4,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // nvmet.subsys (subsys.py): NVMe subsystems, each with an NQN, holding
 // namespaces, offered on ports, to any host or to listed hosts.
 
-func (s *Service) registerSubsys(r *mw.Registry) {
+func (s *Service) registerSubsys(r *middleware.Registry) {
 	s.nvCRUD(r, nvSpec{
 		ns: nsSubsys, verbose: "NVMetSubsys", obj: "subsys",
 		fields: func(create bool) []field {
@@ -24,14 +24,14 @@ func (s *Service) registerSubsys(r *mw.Registry) {
 				{name: "ana", kind: kBool, null: true},
 			}
 		},
-		model: func(d dialect, data mw.Row, _ bool) error {
+		model: func(d dialect, data middleware.Row, _ bool) error {
 			if nqn, ok := data["subnqn"].(string); ok {
 				return checkNQN(d, "subnqn", nqn)
 			}
 			return nil
 		},
 		validate: s.subsysValidate,
-		view: func(row mw.Row, opts mw.QueryOptions) mw.Row {
+		view: func(row middleware.Row, opts middleware.QueryOptions) middleware.Row {
 			return s.subsysView(row, opts.Extra["verbose"] == true)
 		},
 		deleteOpts:   []field{{name: "force", kind: kBool, def: false}},
@@ -42,7 +42,7 @@ func (s *Service) registerSubsys(r *mw.Registry) {
 
 // subsysView fills hosts, namespaces and ports, which the real query
 // does only when asked for extra.verbose. Callers hold s.mu.
-func (s *Service) subsysView(r mw.Row, verbose bool) mw.Row {
+func (s *Service) subsysView(r middleware.Row, verbose bool) middleware.Row {
 	ids := func(ns, key string) []any {
 		out := []any{}
 		if !verbose {
@@ -74,13 +74,13 @@ func (s *Service) subsysRef(id int) any {
 	return s.subsysView(clone(r), false)
 }
 
-func (s *Service) subsysValidate(data, old mw.Row, schema string) error {
+func (s *Service) subsysValidate(data, old middleware.Row, schema string) error {
 	self := intOf(old["id"])
 	name := strOf(data["name"])
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	for _, r := range s.t[nsSubsys].rows {
 		if intOf(r["id"]) != self && strOf(r["name"]) == name {
-			errs = append(errs, mw.ValidationError{Attribute: schema + ".name", Message: "Object with this name already exists"})
+			errs = append(errs, middleware.ValidationError{Attribute: schema + ".name", Message: "Object with this name already exists"})
 		}
 	}
 	if strOf(data["serial"]) == "" {
@@ -94,14 +94,14 @@ func (s *Service) subsysValidate(data, old mw.Row, schema string) error {
 		data["subnqn"] = nqn
 	}
 	if data["ana"] != nil {
-		errs = append(errs, mw.ValidationError{Attribute: schema + ".ana", Message: "This platform does not support Asymmetric Namespace Access(ANA)."})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + ".ana", Message: "This platform does not support Asymmetric Namespace Access(ANA)."})
 	}
 	if len(errs) > 0 {
 		return errs
 	}
 	for _, r := range s.t[nsSubsys].rows {
 		if intOf(r["id"]) != self && strOf(r["subnqn"]) == strOf(data["subnqn"]) {
-			return mw.Errorf(mw.EFAULT, "UNIQUE constraint failed: services_nvmet_subsys.nvmet_subsys_subnqn")
+			return middleware.Errorf(middleware.EFAULT, "UNIQUE constraint failed: services_nvmet_subsys.nvmet_subsys_subnqn")
 		}
 	}
 	return nil
@@ -111,7 +111,7 @@ func (s *Service) subsysValidate(data, old mw.Row, schema string) error {
 func (s *Service) subsysSerial() string {
 	for {
 		serial := randomHex(20)
-		if len(s.t[nsSubsys].find(func(r mw.Row) bool { return strOf(r["serial"]) == serial })) == 0 {
+		if len(s.t[nsSubsys].find(func(r middleware.Row) bool { return strOf(r["serial"]) == serial })) == 0 {
 			return serial
 		}
 	}
@@ -119,14 +119,14 @@ func (s *Service) subsysSerial() string {
 
 // subsysBeforeDelete refuses to delete a subsystem with namespaces or
 // ports unless forced (then they go too); host grants always go.
-func (s *Service) subsysBeforeDelete(row, opts mw.Row) error {
+func (s *Service) subsysBeforeDelete(row, opts middleware.Row) error {
 	id, name := intOf(row["id"]), strOf(row["name"])
 	force, _ := opts["force"].(bool)
-	of := func(ns string) []mw.Row {
-		return s.t[ns].find(func(r mw.Row) bool { return intOf(r["subsys_id"]) == id })
+	of := func(ns string) []middleware.Row {
+		return s.t[ns].find(func(r middleware.Row) bool { return intOf(r["subsys_id"]) == id })
 	}
 	namespaces, ports := of(nsNamespace), of(nsPortSubsys)
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	if !force {
 		if n := len(namespaces); n > 0 {
 			var nsids []int
@@ -146,14 +146,14 @@ func (s *Service) subsysBeforeDelete(row, opts mw.Row) error {
 				}
 				msg = "Subsystem " + name + " contains " + itoa(n) + " namespaces: " + strings.Join(shown, ",") + postfix
 			}
-			errs = append(errs, mw.ValidationError{Attribute: "nvmet_subsys_delete.id", Message: msg})
+			errs = append(errs, middleware.ValidationError{Attribute: "nvmet_subsys_delete.id", Message: msg})
 		}
 		if n := len(ports); n > 0 {
 			word := "port"
 			if n > 1 {
 				word = "ports"
 			}
-			errs = append(errs, mw.ValidationError{Attribute: "nvmet_subsys_delete.id", Message: "Subsystem " + name + " visible on " + itoa(n) + " " + word})
+			errs = append(errs, middleware.ValidationError{Attribute: "nvmet_subsys_delete.id", Message: "Subsystem " + name + " visible on " + itoa(n) + " " + word})
 		}
 		if len(errs) > 0 {
 			return errs

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestNVMetGlobal(t *testing.T) {
@@ -230,7 +230,7 @@ func TestNVMetHostKeys(t *testing.T) {
 	}
 	_, err := e.call("nvmet.host.create", map[string]any{"hostnqn": "nqn.2014-08.org.example:sha-256"})
 	wantInvalid(t, err, "nvmet_host_create.hostnqn", "Object with this hostnqn already exists")
-	var nf *mw.InstanceNotFound
+	var nf *middleware.InstanceNotFound
 	if _, err := e.call("nvmet.subsys.get_instance", 3); !errors.As(err, &nf) || nf.Message != "NVMetSubsys 3 does not exist" {
 		t.Errorf("missing subsys: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // The middleware validates arguments in one of two dialects, depending on
@@ -69,7 +69,7 @@ func intp(i int) *int { return &i }
 // decode checks raw against fields and returns the object with defaults
 // filled in (create) or only the given fields (update). Every problem is
 // reported, as both dialects collect errors before raising.
-func decode(d dialect, raw json.RawMessage, fields []field, create bool) (mw.Row, mw.ValidationErrors) {
+func decode(d dialect, raw json.RawMessage, fields []field, create bool) (middleware.Row, middleware.ValidationErrors) {
 	var v any
 	if len(bytes.TrimSpace(raw)) == 0 {
 		v = map[string]any{}
@@ -77,10 +77,10 @@ func decode(d dialect, raw json.RawMessage, fields []field, create bool) (mw.Row
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
-			return nil, mw.ValidationErrors{{Attribute: d.at(""), Message: "Invalid JSON: " + err.Error()}}
+			return nil, middleware.ValidationErrors{{Attribute: d.at(""), Message: "Invalid JSON: " + err.Error()}}
 		}
 	}
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	out := decodeObj(d, "", v, fields, create, &errs)
 	if len(errs) > 0 {
 		return nil, errs
@@ -88,8 +88,10 @@ func decode(d dialect, raw json.RawMessage, fields []field, create bool) (mw.Row
 	return out, nil
 }
 
-func decodeObj(d dialect, path string, v any, fields []field, create bool, errs *mw.ValidationErrors) mw.Row {
-	add := func(attr, msg string) { *errs = append(*errs, mw.ValidationError{Attribute: d.at(attr), Message: msg}) }
+func decodeObj(d dialect, path string, v any, fields []field, create bool, errs *middleware.ValidationErrors) middleware.Row {
+	add := func(attr, msg string) {
+		*errs = append(*errs, middleware.ValidationError{Attribute: d.at(attr), Message: msg})
+	}
 	if v == nil && !d.pydantic {
 		v = map[string]any{} // the old Dict treats a missing object as {}
 	}
@@ -112,7 +114,7 @@ func decodeObj(d dialect, path string, v any, fields []field, create bool, errs 
 		}
 		return path + "." + name
 	}
-	out := mw.Row{}
+	out := middleware.Row{}
 	for _, key := range sortedKeys(obj) {
 		f := byName[key]
 		if f == nil {
@@ -150,8 +152,10 @@ func decodeObj(d dialect, path string, v any, fields []field, create bool, errs 
 	return out
 }
 
-func decodeValue(d dialect, attr string, v any, f *field, create bool, errs *mw.ValidationErrors) (any, bool) {
-	add := func(a, msg string) { *errs = append(*errs, mw.ValidationError{Attribute: d.at(a), Message: msg}) }
+func decodeValue(d dialect, attr string, v any, f *field, create bool, errs *middleware.ValidationErrors) (any, bool) {
+	add := func(a, msg string) {
+		*errs = append(*errs, middleware.ValidationError{Attribute: d.at(a), Message: msg})
+	}
 	if v == nil {
 		if f.null || f.kind == kAny {
 			return nil, true
@@ -244,8 +248,10 @@ func decodeValue(d dialect, attr string, v any, f *field, create bool, errs *mw.
 	return nil, false
 }
 
-func checkStr(d dialect, attr, s string, f *field, errs *mw.ValidationErrors) bool {
-	add := func(msg string) { *errs = append(*errs, mw.ValidationError{Attribute: d.at(attr), Message: msg}) }
+func checkStr(d dialect, attr, s string, f *field, errs *middleware.ValidationErrors) bool {
+	add := func(msg string) {
+		*errs = append(*errs, middleware.ValidationError{Attribute: d.at(attr), Message: msg})
+	}
 	switch {
 	case len(f.enum) > 0 && !inEnum(s, f.enum):
 		add(enumMsg(d, s, f.enum))
@@ -260,8 +266,10 @@ func checkStr(d dialect, attr, s string, f *field, errs *mw.ValidationErrors) bo
 	return false
 }
 
-func checkInt(d dialect, attr string, n int, f *field, errs *mw.ValidationErrors) bool {
-	add := func(msg string) { *errs = append(*errs, mw.ValidationError{Attribute: d.at(attr), Message: msg}) }
+func checkInt(d dialect, attr string, n int, f *field, errs *middleware.ValidationErrors) bool {
+	add := func(msg string) {
+		*errs = append(*errs, middleware.ValidationError{Attribute: d.at(attr), Message: msg})
+	}
 	switch {
 	case len(f.enum) > 0 && !inEnum(n, f.enum):
 		add(enumMsg(d, n, f.enum))

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -60,7 +60,7 @@ const (
 type Service struct {
 	mu    sync.Mutex
 	model *zfsmodel.Model
-	v     mw.Version
+	v     middleware.Version
 	dir   string
 	log   *slog.Logger
 	t     map[string]*table
@@ -73,7 +73,7 @@ type Service struct {
 // Register loads (or creates) the state under o.StateDir and adds the
 // sharing methods that exist in version v to r, plus the hook that
 // removes shares and targets when their dataset is deleted.
-func Register(r *mw.Registry, m *zfsmodel.Model, v mw.Version, o Options) (*Service, error) {
+func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o Options) (*Service, error) {
 	if r == nil || m == nil {
 		return nil, errors.New("sharing: Register needs a registry and a ZFS model")
 	}
@@ -147,7 +147,7 @@ func (s *Service) seed(ns string) error {
 	case nsPortal:
 		t.put(s.portalDefault())
 	case nsInitiator:
-		t.put(normalize(mw.Row{"id": 1, "initiators": []any{}, "comment": ""}))
+		t.put(normalize(middleware.Row{"id": 1, "initiators": []any{}, "comment": ""}))
 	case nsNVMetGlobal:
 		t.put(nvmetGlobalDefaults())
 	default:
@@ -165,7 +165,7 @@ func (s *Service) commit(names ...string) error {
 	for _, ns := range names {
 		if err := s.t[ns].save(s.dir); err != nil {
 			s.log.Error("state not saved", "namespace", ns, "err", err)
-			return mw.Errorf(mw.EFAULT, "failed to save %s state: %v", ns, err)
+			return middleware.Errorf(middleware.EFAULT, "failed to save %s state: %v", ns, err)
 		}
 	}
 	return s.applyKernel()
@@ -177,31 +177,31 @@ type crud struct {
 	ns      string
 	verbose string // the service's verbose_name, for "<verbose> <id> does not exist"
 	// view turns a stored row into what query returns (nil: as stored).
-	view func(r mw.Row, opts mw.QueryOptions) mw.Row
+	view func(r middleware.Row, opts middleware.QueryOptions) middleware.Row
 	// hidden keys are in rows only so filters on them work (the real
 	// query filters in SQL on columns the entry does not show).
 	hidden []string
 
-	create, update, del                   mw.Handler
+	create, update, del                   middleware.Handler
 	createParams, updateParams, delParams []string
 }
 
-func (s *Service) addCRUD(r *mw.Registry, c crud) {
-	r.Add(mw.Method{Name: c.ns + ".query", Params: []string{"filters", "options"}, Handler: func(call *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) addCRUD(r *middleware.Registry, c crud) {
+	r.Add(middleware.Method{Name: c.ns + ".query", Params: []string{"filters", "options"}, Handler: func(call *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 2); err != nil {
 			return nil, err
 		}
-		filters, opts, err := mw.ParseQuery(params, strings.ReplaceAll(c.ns, ".", "_")+"_query")
+		filters, opts, err := middleware.ParseQuery(params, strings.ReplaceAll(c.ns, ".", "_")+"_query")
 		if err != nil {
 			return nil, err
 		}
-		res, err := mw.Query(s.rows(c, opts), filters, opts)
+		res, err := middleware.Query(s.rows(c, opts), filters, opts)
 		if err != nil {
 			return nil, err
 		}
 		return strip(res, c.hidden, opts.Select), nil
 	}})
-	r.Add(mw.Method{Name: c.ns + ".get_instance", Params: []string{"id", "options"}, Handler: func(call *mw.Call, params []json.RawMessage) (any, error) {
+	r.Add(middleware.Method{Name: c.ns + ".get_instance", Params: []string{"id", "options"}, Handler: func(call *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 2); err != nil {
 			return nil, err
 		}
@@ -209,9 +209,9 @@ func (s *Service) addCRUD(r *mw.Registry, c crud) {
 		if err != nil {
 			return nil, err
 		}
-		var opts mw.QueryOptions
+		var opts middleware.QueryOptions
 		if given(params, 1) {
-			if _, o, err := mw.ParseQuery([]json.RawMessage{json.RawMessage("[]"), params[1]}, strings.ReplaceAll(c.ns, ".", "_")+"_get_instance"); err == nil {
+			if _, o, err := middleware.ParseQuery([]json.RawMessage{json.RawMessage("[]"), params[1]}, strings.ReplaceAll(c.ns, ".", "_")+"_get_instance"); err == nil {
 				opts = o
 			}
 		}
@@ -220,18 +220,18 @@ func (s *Service) addCRUD(r *mw.Registry, c crud) {
 				return strip(row, c.hidden, nil), nil
 			}
 		}
-		return nil, mw.NotFound(c.verbose, id)
+		return nil, middleware.NotFound(c.verbose, id)
 	}})
-	r.Add(mw.Method{Name: c.ns + ".create", Params: c.createParams, Handler: c.create})
-	r.Add(mw.Method{Name: c.ns + ".update", Params: c.updateParams, Handler: c.update})
-	r.Add(mw.Method{Name: c.ns + ".delete", Params: c.delParams, Handler: c.del})
+	r.Add(middleware.Method{Name: c.ns + ".create", Params: c.createParams, Handler: c.create})
+	r.Add(middleware.Method{Name: c.ns + ".update", Params: c.updateParams, Handler: c.update})
+	r.Add(middleware.Method{Name: c.ns + ".delete", Params: c.delParams, Handler: c.del})
 }
 
 // rows returns copies of a namespace's rows as query shows them.
-func (s *Service) rows(c crud, opts mw.QueryOptions) []mw.Row {
+func (s *Service) rows(c crud, opts middleware.QueryOptions) []middleware.Row {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]mw.Row, 0, len(s.t[c.ns].rows))
+	out := make([]middleware.Row, 0, len(s.t[c.ns].rows))
 	for _, r := range s.t[c.ns].rows {
 		r = clone(r)
 		if c.view != nil {
@@ -247,7 +247,7 @@ func strip(res any, hidden, selected []string) any {
 	if len(hidden) == 0 {
 		return res
 	}
-	del := func(r mw.Row) {
+	del := func(r middleware.Row) {
 		for _, k := range hidden {
 			if !slices.Contains(selected, k) {
 				delete(r, k)
@@ -255,9 +255,9 @@ func strip(res any, hidden, selected []string) any {
 		}
 	}
 	switch x := res.(type) {
-	case mw.Row:
+	case middleware.Row:
 		del(x)
-	case []mw.Row:
+	case []middleware.Row:
 		for _, r := range x {
 			del(r)
 		}
@@ -267,10 +267,10 @@ func strip(res any, hidden, selected []string) any {
 
 // instance returns the stored row with id, or the "does not exist" error
 // that update and delete raise. Callers hold s.mu.
-func (s *Service) instance(ns, verbose string, id int) (mw.Row, error) {
+func (s *Service) instance(ns, verbose string, id int) (middleware.Row, error) {
 	r := s.t[ns].get(id)
 	if r == nil {
-		return nil, mw.NotFound(verbose, id)
+		return nil, middleware.NotFound(verbose, id)
 	}
 	return clone(r), nil
 }
@@ -291,7 +291,7 @@ func (s *Service) dialectFor(ns, attr string) dialect {
 }
 
 // insert stores a new row with the next id and returns it. Callers hold s.mu.
-func (s *Service) insert(ns string, data mw.Row) (mw.Row, error) {
+func (s *Service) insert(ns string, data middleware.Row) (middleware.Row, error) {
 	t := s.t[ns]
 	data["id"] = t.nextID()
 	row := normalize(data)
@@ -304,7 +304,7 @@ func (s *Service) insert(ns string, data mw.Row) (mw.Row, error) {
 }
 
 // replace stores a changed row and returns it. Callers hold s.mu.
-func (s *Service) replace(ns string, row mw.Row) (mw.Row, error) {
+func (s *Service) replace(ns string, row middleware.Row) (middleware.Row, error) {
 	row = normalize(row)
 	s.t[ns].put(row)
 	if err := s.commit(ns); err != nil {

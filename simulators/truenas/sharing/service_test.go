@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -134,7 +134,7 @@ func TestPersistence(t *testing.T) {
 
 func TestRegisterErrors(t *testing.T) {
 	e := newEnv(t, "25.04")
-	if _, err := Register(mw.NewRegistry(), e.m, e.v, Options{}); err == nil {
+	if _, err := Register(middleware.NewRegistry(), e.m, e.v, Options{}); err == nil {
 		t.Error("Register without a state directory succeeded")
 	}
 	if _, err := Register(nil, e.m, e.v, Options{StateDir: t.TempDir()}); err == nil {
@@ -144,7 +144,7 @@ func TestRegisterErrors(t *testing.T) {
 	if err := os.WriteFile(dir+"/sharing.nfs.json", []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Register(mw.NewRegistry(), e.m, e.v, Options{StateDir: dir}); err == nil || !strings.Contains(err.Error(), "sharing.nfs.json") {
+	if _, err := Register(middleware.NewRegistry(), e.m, e.v, Options{StateDir: dir}); err == nil || !strings.Contains(err.Error(), "sharing.nfs.json") {
 		t.Errorf("corrupt state file: %v", err)
 	}
 }
@@ -174,7 +174,7 @@ func TestQueryOptions(t *testing.T) {
 		}
 	}
 	_, err := e.call("sharing.nfs.query", `[["comment","=","nope"]]`, `{"get":true}`)
-	wantCallError(t, err, mw.ENOENT, "MatchNotFound")
+	wantCallError(t, err, middleware.ENOENT, "MatchNotFound")
 	_, err = e.call("sharing.nfs.query", `[]`, `{}`, `{}`)
 	wantInvalid(t, err, "", "Too many arguments (expected 2, found 3)")
 }
@@ -203,7 +203,7 @@ func TestDatasetDeleteHook(t *testing.T) {
 	keepNS := e.must("nvmet.namespace.create", map[string]any{"subsys_id": id(sub), "device_type": "ZVOL", "device_path": "zvol/tank/vol3"})
 	e.must("nvmet.namespace.create", map[string]any{"subsys_id": id(sub), "device_type": "ZVOL", "device_path": "zvol/tank/vol4"})
 
-	call := &mw.Call{Version: e.v}
+	call := &middleware.Call{Version: e.v}
 	for _, ds := range []string{"tank/a", "tank/a/child", "tank/vol", "tank/vol4"} {
 		if err := e.r.DatasetDeleted(call, ds); err != nil {
 			t.Fatalf("hook for %s: %v", ds, err)

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // sharing.smb: SMB shares (plugins/smb.py). 25.10 reworked the share
@@ -129,17 +129,17 @@ func (s *Service) smbArg(verb string) dialect {
 	return oldSchema("sharingsmb_" + verb)
 }
 
-func (s *Service) registerSMB(r *mw.Registry) {
+func (s *Service) registerSMB(r *middleware.Registry) {
 	s.addCRUD(r, crud{
 		ns: nsSMB, verbose: "SharingSMB",
-		view:   func(row mw.Row, _ mw.QueryOptions) mw.Row { return s.smbView(row) },
+		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return s.smbView(row) },
 		create: s.smbCreate, createParams: []string{"data"},
 		update: s.smbUpdate, updateParams: []string{"id", "data"},
 		del: s.smbDelete, delParams: []string{"id"},
 	})
 }
 
-func (s *Service) smbView(r mw.Row) mw.Row {
+func (s *Service) smbView(r middleware.Row) middleware.Row {
 	r["locked"] = false
 	if !s.smbNew() {
 		r["path_local"] = r["path"]
@@ -147,7 +147,7 @@ func (s *Service) smbView(r mw.Row) mw.Row {
 	return r
 }
 
-func (s *Service) smbCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) smbCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (s *Service) smbCreate(c *mw.Call, params []json.RawMessage) (any, error) {
 	return s.smbView(row), nil
 }
 
-func (s *Service) smbUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) smbUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 2); err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (s *Service) smbUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
 	return s.smbView(row), nil
 }
 
-func (s *Service) smbDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *Service) smbDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
@@ -247,16 +247,16 @@ func (s *Service) smbDelete(c *mw.Call, params []json.RawMessage) (any, error) {
 // smbOptions applies 25.10's model validators: purpose and options come
 // together, options are checked against the purpose's model, and null
 // options take the purpose's defaults. old is the share being updated.
-func (s *Service) smbOptions(d dialect, data mw.Row, raw json.RawMessage, old mw.Row) error {
+func (s *Service) smbOptions(d dialect, data middleware.Row, raw json.RawMessage, old middleware.Row) error {
 	var given map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &given)
 	_, hasPurpose := given["purpose"]
 	optRaw, hasOpts := given["options"]
 	switch {
 	case hasPurpose && !hasOpts:
-		return mw.Invalid(d.attr, "Value error, You must set `options` if you set `purpose`.")
+		return middleware.Invalid(d.attr, "Value error, You must set `options` if you set `purpose`.")
 	case hasOpts && !hasPurpose:
-		return mw.Invalid(d.attr, "Value error, You must set `purpose` if you set `options`.")
+		return middleware.Invalid(d.attr, "Value error, You must set `purpose` if you set `options`.")
 	case !hasPurpose && old != nil:
 		return nil // options unchanged
 	}
@@ -266,11 +266,11 @@ func (s *Service) smbOptions(d dialect, data mw.Row, raw json.RawMessage, old mw
 		path = strOf(old["path"])
 	}
 	if purpose == "EXTERNAL_SHARE" && path != "EXTERNAL" {
-		return mw.Invalid(d.attr, "Value error, You must set `path` to \"EXTERNAL\" for external shares.")
+		return middleware.Invalid(d.attr, "Value error, You must set `path` to \"EXTERNAL\" for external shares.")
 	}
 	if !hasOpts || strings.TrimSpace(string(optRaw)) == "null" {
 		if purpose == "EXTERNAL_SHARE" {
-			return mw.Invalid(d.attr, "Value error, External shares require explicit options configuration")
+			return middleware.Invalid(d.attr, "Value error, External shares require explicit options configuration")
 		}
 		optRaw = json.RawMessage("{}")
 	}
@@ -290,10 +290,10 @@ const smbInvalidChars = `\/[]:|<>+=;,*?"`
 
 // smbValidate runs SharingSMBService.validate; self is the id being
 // updated (0 on create). Callers hold s.mu.
-func (s *Service) smbValidate(data mw.Row, schema string, self int) error {
-	var errs mw.ValidationErrors
+func (s *Service) smbValidate(data middleware.Row, schema string, self int) error {
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: schema + "." + attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: schema + "." + attr, Message: msg})
 	}
 	name := strOf(data["name"])
 	if b, _ := data["home"].(bool); b {

@@ -3,7 +3,7 @@ package sharing
 import (
 	"encoding/json"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // State is a read-only snapshot of every sharing object, for tests and
@@ -224,4 +224,4 @@ func (s *Service) SetTargetInUse(name string, inUse bool) {
 }
 
 // Version is the middleware version the service was registered for.
-func (s *Service) Version() mw.Version { return s.v }
+func (s *Service) Version() middleware.Version { return s.v }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // table is one namespace's objects (one sqlite table in the real
@@ -17,7 +17,7 @@ import (
 // every change.
 type table struct {
 	file string
-	rows []mw.Row
+	rows []middleware.Row
 }
 
 // nextID is max(id)+1: sqlite's INTEGER PRIMARY KEY without AUTOINCREMENT
@@ -33,7 +33,7 @@ func (t *table) nextID() int {
 	return n + 1
 }
 
-func (t *table) get(id int) mw.Row {
+func (t *table) get(id int) middleware.Row {
 	for _, r := range t.rows {
 		if intOf(r["id"]) == id {
 			return r
@@ -43,7 +43,7 @@ func (t *table) get(id int) mw.Row {
 }
 
 // put inserts or replaces the row with r's id.
-func (t *table) put(r mw.Row) {
+func (t *table) put(r middleware.Row) {
 	id := intOf(r["id"])
 	for i, old := range t.rows {
 		if intOf(old["id"]) == id {
@@ -66,8 +66,8 @@ func (t *table) remove(id int) bool {
 }
 
 // find returns the rows for which f is true.
-func (t *table) find(f func(mw.Row) bool) []mw.Row {
-	var out []mw.Row
+func (t *table) find(f func(middleware.Row) bool) []middleware.Row {
+	var out []middleware.Row
 	for _, r := range t.rows {
 		if f(r) {
 			out = append(out, r)
@@ -85,7 +85,7 @@ func (t *table) load(dir string) error {
 	if err != nil {
 		return err
 	}
-	var rows []mw.Row
+	var rows []middleware.Row
 	if err := json.Unmarshal(b, &rows); err != nil {
 		return fmt.Errorf("%s: %v", filepath.Join(dir, t.file), err)
 	}
@@ -101,7 +101,7 @@ func (t *table) load(dir string) error {
 func (t *table) save(dir string) error {
 	rows := t.rows
 	if rows == nil {
-		rows = []mw.Row{}
+		rows = []middleware.Row{}
 	}
 	b, err := json.MarshalIndent(rows, "", " ")
 	if err != nil {
@@ -129,12 +129,12 @@ func (t *table) save(dir string) error {
 // normalize gives r the shape it has after a save and load (numbers as
 // float64, lists as []any), so that fresh and reloaded rows compare and
 // filter alike.
-func normalize(r mw.Row) mw.Row {
+func normalize(r middleware.Row) middleware.Row {
 	b, err := json.Marshal(r)
 	if err != nil {
 		panic(fmt.Sprintf("sharing: row does not marshal: %v", err)) // rows are built from JSON values only
 	}
-	var out mw.Row
+	var out middleware.Row
 	if err := json.Unmarshal(b, &out); err != nil {
 		panic(fmt.Sprintf("sharing: row does not unmarshal: %v", err))
 	}
@@ -142,7 +142,7 @@ func normalize(r mw.Row) mw.Row {
 }
 
 // clone deep-copies a row so callers cannot change the stored one.
-func clone(r mw.Row) mw.Row {
+func clone(r middleware.Row) middleware.Row {
 	if r == nil {
 		return nil
 	}

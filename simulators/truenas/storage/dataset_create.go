@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
 // pydanticTypeSplit is what the 25.10 create model (a union of a
 // FILESYSTEM and a VOLUME model) rejects: attributes of the other type,
 // and a VOLUME without volsize.
-func pydanticTypeSplit(a args) mw.ValidationErrors {
-	var errs mw.ValidationErrors
+func pydanticTypeSplit(a args) middleware.ValidationErrors {
+	var errs middleware.ValidationErrors
 	add := func(k, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: "pool_dataset_create." + k, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: "pool_dataset_create." + k, Message: msg})
 	}
 	if a.str("type") == "VOLUME" {
 		for _, k := range fsOnly {
@@ -35,7 +35,7 @@ func pydanticTypeSplit(a args) mw.ValidationErrors {
 	return errs
 }
 
-func (s *service) datasetCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) datasetCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (s *service) datasetCreate(c *mw.Call, params []json.RawMessage) (any, erro
 	if pyd {
 		errs := pydanticTypeSplit(a)
 		if !validDatasetName(name) {
-			errs = append(errs, mw.ValidationError{Attribute: "pool_dataset_create.name",
+			errs = append(errs, middleware.ValidationError{Attribute: "pool_dataset_create.name",
 				Message: "Value error, Please provide a valid dataset name according to ZFS standards"})
 		}
 		if len(errs) > 0 {
@@ -107,7 +107,7 @@ func (s *service) datasetCreate(c *mw.Call, params []json.RawMessage) (any, erro
 		failed = "Failed to create dataset " + name + ": "
 	}
 	if s.m.Exists(name) {
-		return nil, &mw.CallError{Errno: mw.EEXIST, Message: failed + "dataset already exists"}
+		return nil, &middleware.CallError{Errno: middleware.EEXIST, Message: failed + "dataset already exists"}
 	}
 	if opts.Parents {
 		// ancestors first; the dataset itself without -p, so that a

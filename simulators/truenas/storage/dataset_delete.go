@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -20,7 +20,7 @@ func (s *service) deleteOptionsSchema() schema {
 // refuses a dataset with children unless recursive, removes what is
 // attached to the dataset and its descendants (shares, extents,
 // namespaces: the dataset-delete hooks), then destroys it.
-func (s *service) datasetDelete(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) datasetDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
@@ -35,10 +35,10 @@ func (s *service) datasetDelete(c *mw.Call, params []json.RawMessage) (any, erro
 	recursive := o.boolean("recursive")
 	in, err := s.m.Get(id)
 	if err != nil || in.Type == zfsmodel.Snapshot || isInternal(id) {
-		return nil, mw.NotFound("PoolDataset", id)
+		return nil, middleware.NotFound("PoolDataset", id)
 	}
 	if !recursive && len(in.Children) > 0 {
-		return nil, &mw.CallError{Errno: mw.ENOTEMPTY,
+		return nil, &middleware.CallError{Errno: middleware.ENOTEMPTY,
 			Message: "Failed to delete dataset: cannot destroy " + pyRepr(id) + ": filesystem has children"}
 	}
 	victims, err := s.m.List(id, true, zfsmodel.Filesystem|zfsmodel.Volume)
@@ -50,7 +50,7 @@ func (s *service) datasetDelete(c *mw.Call, params []json.RawMessage) (any, erro
 		// the pool's root dataset stays; recursive deletes its children
 		victims = victims[1:]
 		if !recursive {
-			return nil, &mw.CallError{Errno: mw.EINVAL, Message: "Failed to delete dataset: cannot destroy " + pyRepr(id) + ": operation does not apply to pools"}
+			return nil, &middleware.CallError{Errno: middleware.EINVAL, Message: "Failed to delete dataset: cannot destroy " + pyRepr(id) + ": operation does not apply to pools"}
 		}
 	}
 	// check what zfs destroy would refuse (clones, busy) before shares go
@@ -70,7 +70,7 @@ func (s *service) datasetDelete(c *mw.Call, params []json.RawMessage) (any, erro
 		err := s.m.Destroy(d, zfsmodel.DestroyOptions{Recursive: recursive, Force: o.boolean("force")})
 		if err != nil {
 			if zfsmodel.KindOf(err) == zfsmodel.KindNotFound {
-				return nil, &mw.CallError{Errno: mw.ENOENT, Message: "Dataset " + d + " does not exist"}
+				return nil, &middleware.CallError{Errno: middleware.ENOENT, Message: "Dataset " + d + " does not exist"}
 			}
 			return nil, callErrFull("Failed to delete dataset: ", err)
 		}
@@ -93,7 +93,7 @@ func (s *service) destroyTargets(id string, root bool) []string {
 }
 
 // datasetPromote is pool.dataset.promote(id).
-func (s *service) datasetPromote(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) datasetPromote(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -140,12 +140,12 @@ func (s *service) destroySnapshotsArgs(params []json.RawMessage) (string, args, 
 	name, err := stringParam(params, 0, "name")
 	if err != nil {
 		if len(param(params, 0)) == 0 {
-			return "", nil, mw.Invalid("name", "Field required")
+			return "", nil, middleware.Invalid("name", "Field required")
 		}
-		return "", nil, mw.Invalid("name", "Input should be a valid string")
+		return "", nil, middleware.Invalid("name", "Input should be a valid string")
 	}
 	if raw := param(params, 1); len(raw) == 0 || string(raw) == "null" {
-		return "", nil, mw.Invalid("snapshots", "Field required")
+		return "", nil, middleware.Invalid("snapshots", "Field required")
 	}
 	spec, err := destroySnapshotsSpec(true).parse(param(params, 1))
 	return name, spec, err
@@ -154,13 +154,13 @@ func (s *service) destroySnapshotsArgs(params []json.RawMessage) (string, args, 
 // datasetDestroySnapshots is the pool.dataset.destroy_snapshots job: it
 // destroys all, named, or ranges ({start, end}) of a dataset's snapshots
 // (recursive: also its descendants') and returns the names destroyed.
-func (s *service) datasetDestroySnapshots(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) datasetDestroySnapshots(c *middleware.Call, params []json.RawMessage) (any, error) {
 	name, spec, err := s.destroySnapshotsArgs(params)
 	if err != nil {
 		return nil, err
 	}
 	if !s.m.Exists(name) || strings.Contains(name, "@") {
-		return nil, &mw.CallError{Errno: mw.ENOENT, Message: name + " does not exist"}
+		return nil, &middleware.CallError{Errno: middleware.ENOENT, Message: name + " does not exist"}
 	}
 	progress(c, 0, "Destroying snapshots")
 	var datasets []string

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestDatasetDelete(t *testing.T) {
@@ -18,7 +18,7 @@ func TestDatasetDelete(t *testing.T) {
 			e.must("pool.dataset.create", map[string]any{"name": "tank/a/vol", "type": "VOLUME", "volsize": 1 << 20})
 
 			_, err := e.call("pool.dataset.delete", "tank/a")
-			wantCallError(t, err, mw.ENOTEMPTY, "Failed to delete dataset: cannot destroy 'tank/a': filesystem has children")
+			wantCallError(t, err, middleware.ENOTEMPTY, "Failed to delete dataset: cannot destroy 'tank/a': filesystem has children")
 			if len(e.deleted) != 0 {
 				t.Fatalf("hooks ran for a refused delete: %v", e.deleted)
 			}
@@ -27,7 +27,7 @@ func TestDatasetDelete(t *testing.T) {
 			e.must(e.snapNS()+".create", map[string]any{"dataset": "tank/a/b", "name": "s1"})
 			e.must(e.snapNS()+".clone", map[string]any{"snapshot": "tank/a/b@s1", "dataset_dst": "tank/clone"})
 			_, err = e.call("pool.dataset.delete", "tank/a", map[string]any{"recursive": true})
-			wantCallError(t, err, mw.EFAULT, "tank/clone")
+			wantCallError(t, err, middleware.EFAULT, "tank/clone")
 			if len(e.deleted) != 0 || !e.m.Exists("tank/a/b") {
 				t.Fatalf("refused delete detached %v or destroyed data", e.deleted)
 			}
@@ -47,7 +47,7 @@ func TestDatasetDelete(t *testing.T) {
 			_, err = e.call("pool.dataset.delete", "tank/a")
 			wantNotFound(t, err, "PoolDataset tank/a does not exist")
 			_, err = e.call("pool.dataset.delete", "tank/x", map[string]any{"bogus": true})
-			var ve mw.ValidationErrors
+			var ve middleware.ValidationErrors
 			if !errors.As(err, &ve) || ve[0].Attribute != "options.bogus" {
 				t.Errorf("unknown delete option: %v", err)
 			}
@@ -58,11 +58,11 @@ func TestDatasetDelete(t *testing.T) {
 func TestDeleteHookErrorStopsDelete(t *testing.T) {
 	e := newEnv(t, "25.10")
 	e.mkfs("tank/a", nil)
-	e.r.OnDatasetDelete(func(_ *mw.Call, ds string) error {
-		return mw.Errorf(mw.EBUSY, "%s is in use", ds)
+	e.r.OnDatasetDelete(func(_ *middleware.Call, ds string) error {
+		return middleware.Errorf(middleware.EBUSY, "%s is in use", ds)
 	})
 	_, err := e.call("pool.dataset.delete", "tank/a")
-	wantCallError(t, err, mw.EBUSY, "tank/a is in use")
+	wantCallError(t, err, middleware.EBUSY, "tank/a is in use")
 	if !e.m.Exists("tank/a") {
 		t.Error("dataset destroyed although a hook refused")
 	}
@@ -83,7 +83,7 @@ func TestPromote(t *testing.T) {
 		t.Errorf("after promote, source origin %v", got)
 	}
 	_, err := e.call("pool.dataset.promote", "tank/src@s")
-	var ce *mw.CallError
+	var ce *middleware.CallError
 	if !errors.As(err, &ce) {
 		t.Errorf("promote of a snapshot: %v", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -53,7 +53,7 @@ func singleName(filters []any) (string, bool) {
 }
 
 // datasetRows builds the entries a query filters.
-func (s *service) datasetRows(filters []any, x datasetExtra) ([]mw.Row, error) {
+func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, error) {
 	var names []string
 	if name, ok := singleName(filters); ok {
 		if strings.Contains(name, "@") || !s.m.Exists(name) {
@@ -96,7 +96,7 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]mw.Row, error) {
 			entries[n]["children"] = list
 		}
 	}
-	rows := make([]mw.Row, 0, len(order))
+	rows := make([]middleware.Row, 0, len(order))
 	for _, n := range order {
 		if !x.flat && strings.Contains(n, "/") {
 			continue
@@ -106,11 +106,11 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]mw.Row, error) {
 	return rows, nil
 }
 
-func (s *service) datasetQuery(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) datasetQuery(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
-	filters, opts, err := mw.ParseQuery(params, "pool_dataset_query")
+	filters, opts, err := middleware.ParseQuery(params, "pool_dataset_query")
 	if err != nil {
 		return nil, err
 	}
@@ -118,30 +118,30 @@ func (s *service) datasetQuery(_ *mw.Call, params []json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
-	return mw.Query(rows, filters, opts)
+	return middleware.Query(rows, filters, opts)
 }
 
 // getInstance runs query [["id", "=", id]] with options and returns the
 // first row, or InstanceNotFound "<verbose> <id> does not exist".
-func getInstance(params []json.RawMessage, verbose string, query mw.Handler) (any, error) {
+func getInstance(params []json.RawMessage, verbose string, query middleware.Handler) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
 	var id any
 	if raw := param(params, 0); len(raw) > 0 {
 		if err := json.Unmarshal(raw, &id); err != nil {
-			return nil, mw.Invalid("id", "Invalid JSON")
+			return nil, middleware.Invalid("id", "Invalid JSON")
 		}
 	}
 	if id == nil {
-		return nil, mw.Invalid("id", "attribute required")
+		return nil, middleware.Invalid("id", "attribute required")
 	}
 	f, _ := json.Marshal([]any{[]any{"id", "=", id}})
 	opts := param(params, 1)
 	if len(opts) > 0 && string(opts) != "null" {
 		var o map[string]any
 		if err := json.Unmarshal(opts, &o); err != nil {
-			return nil, mw.Invalid("options", "Not a dictionary")
+			return nil, middleware.Invalid("options", "Not a dictionary")
 		}
 		delete(o, "get") // get_instance always takes the first match itself
 		opts, _ = json.Marshal(o)
@@ -155,17 +155,17 @@ func getInstance(params []json.RawMessage, verbose string, query mw.Handler) (an
 		return nil, err
 	}
 	switch l := res.(type) {
-	case []mw.Row:
+	case []middleware.Row:
 		if len(l) > 0 {
 			return l[0], nil
 		}
-	case mw.Row:
+	case middleware.Row:
 		return l, nil
 	}
-	return nil, mw.NotFound(verbose, id)
+	return nil, middleware.NotFound(verbose, id)
 }
 
-func (s *service) datasetGetInstance(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) datasetGetInstance(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	return getInstance(params, "PoolDataset", s.datasetQuery)
 }
 

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
-func (s *service) datasetUpdate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) datasetUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
@@ -22,7 +22,7 @@ func (s *service) datasetUpdate(c *mw.Call, params []json.RawMessage) (any, erro
 	}
 	cur, err := s.m.Get(id)
 	if err != nil || cur.Type == zfsmodel.Snapshot || isInternal(id) {
-		return nil, mw.ValidationErrors{{Attribute: "id", Message: id + " does not exist", Errno: mw.ENOENT}}
+		return nil, middleware.ValidationErrors{{Attribute: "id", Message: id + " does not exist", Errno: middleware.ENOENT}}
 	}
 	typ := "FILESYSTEM"
 	if cur.Type == zfsmodel.Volume {
@@ -110,15 +110,15 @@ func (s *service) applyUpdate(id string, a args) error {
 		if err == nil {
 			continue
 		}
-		errno := mw.EINVAL
+		errno := middleware.EINVAL
 		if zfsmodel.KindOf(err) == zfsmodel.KindOutOfSpace {
-			errno = mw.ENOSPC
+			errno = middleware.ENOSPC
 		}
 		if s.pydantic() {
-			return mw.ValidationErrors{{Attribute: "pool.dataset.update",
+			return middleware.ValidationErrors{{Attribute: "pool.dataset.update",
 				Message: "Failed to update properties: " + zfsReason(err), Errno: errno}}
 		}
-		return mw.ValidationErrors{{Attribute: "pool_dataset_update." + ch.api, Message: zfsReason(err), Errno: errno}}
+		return middleware.ValidationErrors{{Attribute: "pool_dataset_update." + ch.api, Message: zfsReason(err), Errno: errno}}
 	}
 	return nil
 }

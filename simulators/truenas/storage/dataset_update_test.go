@@ -3,7 +3,7 @@ package storage
 import (
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestUserPropertiesRoundTrip(t *testing.T) {
@@ -82,13 +82,13 @@ func TestDatasetUpdate(t *testing.T) {
 				{"tank/vol", map[string]any{"refquota": 1 << 30}, "pool_dataset_update.refquota", "This field is not valid for VOLUME", 0},
 				{"tank/a", map[string]any{"volsize": 1 << 30}, "pool_dataset_update.volsize", "This field is not valid for FILESYSTEM", 0},
 				{"tank/a", map[string]any{"name": "tank/b"}, "pool_dataset_update.name", "", 0},
-				{"tank/nope", map[string]any{"comments": "x"}, "id", "tank/nope does not exist", mw.ENOENT},
+				{"tank/nope", map[string]any{"comments": "x"}, "id", "tank/nope does not exist", middleware.ENOENT},
 			}
 			for _, c := range cases {
 				_, err := e.call("pool.dataset.update", c.id, c.body)
 				wantValidation(t, err, c.attr, c.msg)
-				if c.errno != 0 && err.(mw.ValidationErrors)[0].Errno != c.errno {
-					t.Errorf("%v: errno %d, want %d", c.body, err.(mw.ValidationErrors)[0].Errno, c.errno)
+				if c.errno != 0 && err.(middleware.ValidationErrors)[0].Errno != c.errno {
+					t.Errorf("%v: errno %d, want %d", c.body, err.(middleware.ValidationErrors)[0].Errno, c.errno)
 				}
 			}
 			// zfs refuses a refreservation larger than the pool: the error names the attribute
@@ -98,7 +98,7 @@ func TestDatasetUpdate(t *testing.T) {
 			} else {
 				wantValidation(t, err, "pool_dataset_update.refreservation", "size is greater than available space")
 			}
-			if ve := err.(mw.ValidationErrors); ve[0].Errno != mw.ENOSPC {
+			if ve := err.(middleware.ValidationErrors); ve[0].Errno != middleware.ENOSPC {
 				t.Errorf("refreservation beyond the pool: errno %d, want ENOSPC", ve[0].Errno)
 			}
 		})

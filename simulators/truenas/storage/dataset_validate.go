@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -61,11 +61,11 @@ type dsValidation struct {
 	parent  *zfsmodel.Info // nil when the parent does not exist
 	parName string         // the parent looked up
 	cur     *zfsmodel.Info // the dataset (update)
-	errs    mw.ValidationErrors
+	errs    middleware.ValidationErrors
 }
 
 func (v *dsValidation) add(attr, format string, args ...any) {
-	v.errs = append(v.errs, mw.ValidationError{Attribute: v.attr + "." + attr, Message: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, middleware.ValidationError{Attribute: v.attr + "." + attr, Message: fmt.Sprintf(format, args...)})
 }
 
 func (v *dsValidation) run() {

@@ -3,7 +3,7 @@ package storage
 import (
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -28,28 +28,28 @@ func zfsReason(err error) string {
 func errnoOf(err error) int {
 	switch zfsmodel.KindOf(err) {
 	case zfsmodel.KindNotFound:
-		return mw.ENOENT
+		return middleware.ENOENT
 	case zfsmodel.KindExists:
-		return mw.EEXIST
+		return middleware.EEXIST
 	case zfsmodel.KindBusy:
-		return mw.EBUSY
+		return middleware.EBUSY
 	case zfsmodel.KindOutOfSpace:
-		return mw.ENOSPC
+		return middleware.ENOSPC
 	case zfsmodel.KindHasChildren:
-		return mw.ENOTEMPTY
+		return middleware.ENOTEMPTY
 	case zfsmodel.KindInvalid, zfsmodel.KindBadType, zfsmodel.KindReadOnly:
-		return mw.EINVAL
+		return middleware.EINVAL
 	}
-	return mw.EFAULT
+	return middleware.EFAULT
 }
 
 // callErr is a CallError "<prefix><reason>" for a model error.
 func callErr(prefix string, err error) error {
-	return &mw.CallError{Errno: errnoOf(err), Message: prefix + zfsReason(err)}
+	return &middleware.CallError{Errno: errnoOf(err), Message: prefix + zfsReason(err)}
 }
 
 // callErrFull keeps zfs's whole message (the middleware quotes zfs's
 // stderr for commands it runs, e.g. zfs destroy).
 func callErrFull(prefix string, err error) error {
-	return &mw.CallError{Errno: errnoOf(err), Message: prefix + err.Error()}
+	return &middleware.CallError{Errno: errnoOf(err), Message: prefix + err.Error()}
 }

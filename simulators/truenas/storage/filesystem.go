@@ -11,14 +11,14 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
 func (s *service) registerFilesystem() {
-	s.r.Add(mw.Method{Name: "filesystem.setperm", Job: true, Params: []string{"data"}, Handler: s.setperm})
-	s.r.Add(mw.Method{Name: "filesystem.chown", Job: true, Params: []string{"data"}, Handler: s.chown})
-	s.r.Add(mw.Method{Name: "filesystem.stat", Params: []string{"path"}, Handler: s.stat})
+	s.r.Add(middleware.Method{Name: "filesystem.setperm", Job: true, Params: []string{"data"}, Handler: s.setperm})
+	s.r.Add(middleware.Method{Name: "filesystem.chown", Job: true, Params: []string{"data"}, Handler: s.chown})
+	s.r.Add(middleware.Method{Name: "filesystem.stat", Params: []string{"path"}, Handler: s.stat})
 }
 
 // fsPydantic: the filesystem methods moved to the pydantic API in 25.04.
@@ -69,7 +69,7 @@ func (s *service) permSchema(setperm bool) schema {
 
 // ownerOf is the owner a setperm/chown payload asks for: -1 leaves it
 // unchanged.
-func ownerOf(a args, method string, errs *mw.ValidationErrors) (int, int) {
+func ownerOf(a args, method string, errs *middleware.ValidationErrors) (int, int) {
 	uid, gid := -1, -1
 	if n, ok := a.int("uid"); ok {
 		uid = int(n)
@@ -82,14 +82,14 @@ func ownerOf(a args, method string, errs *mw.ValidationErrors) (int, int) {
 		if u == "root" {
 			uid = 0
 		} else {
-			*errs = append(*errs, mw.ValidationError{Attribute: method + ".user", Message: u + ": user does not exist"})
+			*errs = append(*errs, middleware.ValidationError{Attribute: method + ".user", Message: u + ": user does not exist"})
 		}
 	}
 	if g := a.str("group"); g != "" {
 		if g == "root" || g == "wheel" {
 			gid = 0
 		} else {
-			*errs = append(*errs, mw.ValidationError{Attribute: method + ".group", Message: g + ": group does not exist"})
+			*errs = append(*errs, middleware.ValidationError{Attribute: method + ".group", Message: g + ": group does not exist"})
 		}
 	}
 	return uid, gid
@@ -97,9 +97,9 @@ func ownerOf(a args, method string, errs *mw.ValidationErrors) (int, int) {
 
 // permPathValidate is _common_perm_path_validate: the path must exist,
 // be beneath /mnt, not be a pool's mountpoint nor on a read-only dataset.
-func (s *service) permPathValidate(method, p string, recursive bool, errs *mw.ValidationErrors) (string, error) {
+func (s *service) permPathValidate(method, p string, recursive bool, errs *middleware.ValidationErrors) (string, error) {
 	add := func(msg string) {
-		*errs = append(*errs, mw.ValidationError{Attribute: method + ".path", Message: msg})
+		*errs = append(*errs, middleware.ValidationError{Attribute: method + ".path", Message: msg})
 	}
 	if !path.IsAbs(p) {
 		add("Must be an absolute path")
@@ -112,11 +112,11 @@ func (s *service) permPathValidate(method, p string, recursive bool, errs *mw.Va
 	}
 	host, ok := s.hostDir(clean)
 	if !ok {
-		return "", mw.Errorf(mw.ENOENT, "Path %s not found", p)
+		return "", middleware.Errorf(middleware.ENOENT, "Path %s not found", p)
 	}
 	st, err := os.Lstat(host)
 	if err != nil {
-		return "", mw.Errorf(mw.ENOENT, "Path %s not found", p)
+		return "", middleware.Errorf(middleware.ENOENT, "Path %s not found", p)
 	}
 	switch {
 	case st.Mode().IsRegular() && recursive:
@@ -206,7 +206,7 @@ func (s *service) apply(apiPath, host string, mode int64, uid, gid int, recursiv
 	})
 }
 
-func (s *service) setperm(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) setperm(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -218,10 +218,10 @@ func (s *service) setperm(c *mw.Call, params []json.RawMessage) (any, error) {
 	o := a.sub("options")
 	mode, hasMode := a["mode"].(string)
 	if s.fsPydantic() && !hasMode && !o.boolean("stripacl") {
-		return nil, mw.Invalid(sc.name, "Value error, Payload must either explicitly specify permissions or contain the stripacl option.")
+		return nil, middleware.Invalid(sc.name, "Value error, Payload must either explicitly specify permissions or contain the stripacl option.")
 	}
 	progress(c, 0, "Preparing to set permissions.")
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	uid, gid := ownerOf(a, "filesystem.setperm", &errs)
 	p := a.str("path")
 	host, err := s.permPathValidate("filesystem.setperm", p, o.boolean("recursive"), &errs)
@@ -232,7 +232,7 @@ func (s *service) setperm(c *mw.Call, params []json.RawMessage) (any, error) {
 	if hasMode {
 		n, _ = strconv.ParseInt(mode, 8, 64)
 		if n == 0 {
-			errs = append(errs, mw.ValidationError{Attribute: "filesystem.setperm.mode", Message: "Empty permissions are not permitted."})
+			errs = append(errs, middleware.ValidationError{Attribute: "filesystem.setperm.mode", Message: "Empty permissions are not permitted."})
 		}
 	}
 	if len(errs) > 0 {
@@ -242,13 +242,13 @@ func (s *service) setperm(c *mw.Call, params []json.RawMessage) (any, error) {
 		progress(c, 10, "Recursively setting permissions on "+p+".")
 	}
 	if err := s.apply(p, host, n, uid, gid, o.boolean("recursive"), o.boolean("traverse")); err != nil {
-		return nil, mw.Errorf(mw.EFAULT, "%v", err)
+		return nil, middleware.Errorf(middleware.EFAULT, "%v", err)
 	}
 	progress(c, 100, "Finished setting permissions.")
 	return nil, nil
 }
 
-func (s *service) chown(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) chown(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -258,13 +258,13 @@ func (s *service) chown(c *mw.Call, params []json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if s.fsPydantic() && a["uid"] == nil && a["gid"] == nil && a["user"] == nil && a["group"] == nil {
-		return nil, mw.Invalid(sc.name, "Value error, At least one of uid, gid, user, and group must be set in chown payload")
+		return nil, middleware.Invalid(sc.name, "Value error, At least one of uid, gid, user, and group must be set in chown payload")
 	}
 	progress(c, 0, "Preparing to change owner.")
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	uid, gid := ownerOf(a, "filesystem.chown", &errs)
 	if !s.fsPydantic() && uid == -1 && gid == -1 {
-		errs = append(errs, mw.ValidationError{Attribute: "filesystem.chown.uid", Message: "Please specify either user or group to change."})
+		errs = append(errs, middleware.ValidationError{Attribute: "filesystem.chown.uid", Message: "Please specify either user or group to change."})
 	}
 	o := a.sub("options")
 	p := a.str("path")
@@ -279,14 +279,14 @@ func (s *service) chown(c *mw.Call, params []json.RawMessage) (any, error) {
 		progress(c, 10, "Recursively changing owner of "+p+".")
 	}
 	if err := s.apply(p, host, -1, uid, gid, o.boolean("recursive"), o.boolean("traverse")); err != nil {
-		return nil, mw.Errorf(mw.EFAULT, "%v", err)
+		return nil, middleware.Errorf(middleware.EFAULT, "%v", err)
 	}
 	progress(c, 100, "Finished changing owner.")
 	return nil, nil
 }
 
 // stat is filesystem.stat(path) on the dataset's real directory.
-func (s *service) stat(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) stat(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -295,20 +295,20 @@ func (s *service) stat(_ *mw.Call, params []json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if !path.IsAbs(p) {
-		return nil, mw.Errorf(mw.EINVAL, "%s: path must be absolute", p)
+		return nil, middleware.Errorf(middleware.EINVAL, "%s: path must be absolute", p)
 	}
 	clean := path.Clean(p)
 	host, ok := s.hostDir(clean)
 	if !ok {
-		return nil, mw.Errorf(mw.ENOENT, "Path %s not found", p)
+		return nil, middleware.Errorf(middleware.ENOENT, "Path %s not found", p)
 	}
 	fi, err := os.Lstat(host)
 	if err != nil {
-		return nil, mw.Errorf(mw.ENOENT, "Path %s not found", p)
+		return nil, middleware.Errorf(middleware.ENOENT, "Path %s not found", p)
 	}
 	st, _ := fi.Sys().(*syscall.Stat_t)
 	if st == nil {
-		return nil, mw.Errorf(mw.EFAULT, "cannot stat %s", p)
+		return nil, middleware.Errorf(middleware.EFAULT, "cannot stat %s", p)
 	}
 	typ := "OTHER"
 	switch {

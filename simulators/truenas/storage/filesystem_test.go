@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestSetpermChangesDirectory(t *testing.T) {
@@ -86,7 +86,7 @@ func TestFilesystemErrors(t *testing.T) {
 				msg: `The specified path is a ZFS pool mountpoint "(/mnt/tank)" `},
 			{method: "filesystem.setperm", body: map[string]any{"path": "/mnt/tank/ro", "mode": "755"}, attr: "filesystem.setperm.path",
 				msg: "/mnt/tank/ro: dataset underlying path has the readonly property enabled."},
-			{method: "filesystem.setperm", body: map[string]any{"path": "/mnt/tank/nope", "mode": "755"}, errno: mw.ENOENT,
+			{method: "filesystem.setperm", body: map[string]any{"path": "/mnt/tank/nope", "mode": "755"}, errno: middleware.ENOENT,
 				msg: "Path /mnt/tank/nope not found"},
 			{method: "filesystem.setperm", body: map[string]any{"path": "/mnt/tank/a", "mode": "000"}, attr: "filesystem.setperm.mode",
 				msg: "Empty permissions are not permitted."},
@@ -98,7 +98,7 @@ func TestFilesystemErrors(t *testing.T) {
 				msg: "At least one of uid, gid, user, and group must be set in chown payload", only: true},
 			{method: "filesystem.chown", body: map[string]any{"path": "/mnt/tank/a", "user": "nobody42"}, attr: "filesystem.chown.user",
 				msg: "nobody42: user does not exist", only: true},
-			{method: "filesystem.stat", body: "/mnt/tank/a/missing", errno: mw.ENOENT, msg: "Path /mnt/tank/a/missing not found"},
+			{method: "filesystem.stat", body: "/mnt/tank/a/missing", errno: middleware.ENOENT, msg: "Path /mnt/tank/a/missing not found"},
 		}
 		for _, c := range cases {
 			if c.only && !mwAtLeast(v, 25, 4) {
@@ -119,7 +119,7 @@ func TestFilesystemErrors(t *testing.T) {
 }
 
 func mwAtLeast(v string, y, m int) bool {
-	ver, _ := mw.ParseVersion(v)
+	ver, _ := middleware.ParseVersion(v)
 	return ver.AtLeast(y, m, 0)
 }
 

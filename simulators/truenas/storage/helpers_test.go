@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -17,9 +17,9 @@ var versions = []string{"24.10", "25.04", "25.10", "26.04"}
 
 type env struct {
 	t *testing.T
-	r *mw.Registry
+	r *middleware.Registry
 	m *zfsmodel.Model
-	v mw.Version
+	v middleware.Version
 
 	mu       sync.Mutex
 	deleted  []string  // datasets the delete hook saw
@@ -39,15 +39,15 @@ func newEnv(t *testing.T, version string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	v, err := mw.ParseVersion(version)
+	v, err := middleware.ParseVersion(version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, r: mw.NewRegistry(), m: m, v: v}
+	e := &env{t: t, r: middleware.NewRegistry(), m: m, v: v}
 	if err := Register(e.r, m, v, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	e.r.OnDatasetDelete(func(_ *mw.Call, ds string) error {
+	e.r.OnDatasetDelete(func(_ *middleware.Call, ds string) error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.deleted = append(e.deleted, ds)
@@ -72,7 +72,7 @@ func (e *env) call(method string, params ...any) (any, error) {
 		}
 		raw[i] = b
 	}
-	c := &mw.Call{Ctx: context.Background(), Version: e.v, User: "root",
+	c := &middleware.Call{Ctx: context.Background(), Version: e.v, User: "root",
 		Progress: func(p float64, _ string) {
 			e.mu.Lock()
 			e.progress = append(e.progress, p)
@@ -133,7 +133,7 @@ func at(t *testing.T, v any, path string) any {
 // containing text.
 func wantValidation(t *testing.T, err error, attr, text string) {
 	t.Helper()
-	var ve mw.ValidationErrors
+	var ve middleware.ValidationErrors
 	if !errors.As(err, &ve) {
 		t.Fatalf("got %T %v, want ValidationErrors %s: %s", err, err, attr, text)
 	}
@@ -148,7 +148,7 @@ func wantValidation(t *testing.T, err error, attr, text string) {
 // wantCallError asserts err is a CallError with errno and text.
 func wantCallError(t *testing.T, err error, errno int, text string) {
 	t.Helper()
-	var ce *mw.CallError
+	var ce *middleware.CallError
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %T %v, want CallError %d %q", err, err, errno, text)
 	}
@@ -160,7 +160,7 @@ func wantCallError(t *testing.T, err error, errno int, text string) {
 // wantNotFound asserts err is InstanceNotFound with text.
 func wantNotFound(t *testing.T, err error, text string) {
 	t.Helper()
-	var nf *mw.InstanceNotFound
+	var nf *middleware.InstanceNotFound
 	if !errors.As(err, &nf) || !strings.Contains(nf.Message, text) {
 		t.Fatalf("got %T %v, want InstanceNotFound %q", err, err, text)
 	}

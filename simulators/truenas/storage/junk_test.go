@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // TestHandlersSurviveJunk calls every method with malformed parameters:
@@ -32,7 +32,7 @@ func TestHandlersSurviveJunk(t *testing.T) {
 								t.Errorf("%s %s(%d × %s) panicked: %v", v, name, n, j, r)
 							}
 						}()
-						_, _ = m.Handler(&mw.Call{Ctx: context.Background(), Version: e.v}, params)
+						_, _ = m.Handler(&middleware.Call{Ctx: context.Background(), Version: e.v}, params)
 					}()
 				}
 			}

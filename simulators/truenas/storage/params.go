@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // Handlers receive JSON-RPC positional parameters; these read them.
@@ -12,7 +12,7 @@ import (
 // positional checks the number of positional parameters.
 func positional(params []json.RawMessage, max int) error {
 	if len(params) > max {
-		return mw.Invalid("", "Too many arguments (expected %d, found %d)", max, len(params))
+		return middleware.Invalid("", "Too many arguments (expected %d, found %d)", max, len(params))
 	}
 	return nil
 }
@@ -32,9 +32,9 @@ func stringParam(params []json.RawMessage, i int, attr string) (string, error) {
 	var s string
 	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
 		if len(raw) == 0 {
-			return "", mw.Invalid(attr, "attribute required")
+			return "", middleware.Invalid(attr, "attribute required")
 		}
-		return "", mw.Invalid(attr, "Not a string")
+		return "", middleware.Invalid(attr, "Not a string")
 	}
 	return s, nil
 }

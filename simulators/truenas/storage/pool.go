@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // poolRows are pool.query's entries, ids from 1 in name order (the
 // middleware's database ids of imported pools).
-func (s *service) poolRows() []mw.Row {
-	var rows []mw.Row
+func (s *service) poolRows() []middleware.Row {
+	var rows []middleware.Row
 	for i, p := range s.m.Pools() {
 		healthy := p.Health == "ONLINE" || p.Health == ""
 		status := p.Health
@@ -27,7 +27,7 @@ func (s *service) poolRows() []mw.Row {
 			"stats": map[string]any{"size": p.Size, "allocated": p.Allocated,
 				"read_errors": 0, "write_errors": 0, "checksum_errors": 0},
 		}
-		rows = append(rows, mw.Row{
+		rows = append(rows, middleware.Row{
 			"id":                i + 1,
 			"name":              p.Name,
 			"guid":              strconv.FormatUint(p.GUID, 10),
@@ -61,29 +61,29 @@ func (s *service) poolRows() []mw.Row {
 	return rows
 }
 
-func (s *service) poolQuery(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) poolQuery(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
-	filters, opts, err := mw.ParseQuery(params, "pool_query")
+	filters, opts, err := middleware.ParseQuery(params, "pool_query")
 	if err != nil {
 		return nil, err
 	}
-	return mw.Query(s.poolRows(), filters, opts)
+	return middleware.Query(s.poolRows(), filters, opts)
 }
 
-func (s *service) poolGetInstance(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) poolGetInstance(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	return getInstance(params, "Pool", s.poolQuery)
 }
 
 func (s *service) registerPool() {
-	s.r.Add(mw.Method{Name: "pool.query", Params: []string{"filters", "options"}, Handler: s.poolQuery})
-	s.r.Add(mw.Method{Name: "pool.get_instance", Params: []string{"id", "options"}, Handler: s.poolGetInstance})
+	s.r.Add(middleware.Method{Name: "pool.query", Params: []string{"filters", "options"}, Handler: s.poolQuery})
+	s.r.Add(middleware.Method{Name: "pool.get_instance", Params: []string{"id", "options"}, Handler: s.poolGetInstance})
 }
 
 func (s *service) registerDataset() {
-	add := func(name string, job bool, params []string, h mw.Handler) {
-		s.r.Add(mw.Method{Name: "pool.dataset." + name, Job: job, Params: params, Handler: h})
+	add := func(name string, job bool, params []string, h middleware.Handler) {
+		s.r.Add(middleware.Method{Name: "pool.dataset." + name, Job: job, Params: params, Handler: h})
 	}
 	add("query", false, []string{"filters", "options"}, s.datasetQuery)
 	add("get_instance", false, []string{"id", "options"}, s.datasetGetInstance)

@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -21,9 +21,9 @@ type Options struct {
 // datasets, snapshots and their properties all live in the model, which is
 // safe for concurrent use.
 type service struct {
-	r   *mw.Registry
+	r   *middleware.Registry
 	m   *zfsmodel.Model
-	v   mw.Version
+	v   middleware.Version
 	log *slog.Logger
 }
 
@@ -31,7 +31,7 @@ type service struct {
 // from m: pool.query/get_instance, pool.dataset.*, zfs.snapshot.* (up to
 // 25.04) or pool.snapshot.* (25.10 on), filesystem.setperm/chown/stat and
 // replication.run_onetime.
-func Register(r *mw.Registry, m *zfsmodel.Model, v mw.Version, o Options) error {
+func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o Options) error {
 	if r == nil || m == nil {
 		return errors.New("storage: Register needs a registry and a model")
 	}
@@ -67,7 +67,7 @@ func (s *service) snapshotNS() string {
 }
 
 // progress reports job progress when the call is a job.
-func progress(c *mw.Call, pct float64, desc string) {
+func progress(c *middleware.Call, pct float64, desc string) {
 	if c != nil && c.Progress != nil {
 		c.Progress(pct, desc)
 	}

@@ -6,12 +6,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
 func (s *service) registerReplication() {
-	s.r.Add(mw.Method{Name: "replication.run_onetime", Job: true, Params: []string{"data"}, Handler: s.runOnetime})
+	s.r.Add(middleware.Method{Name: "replication.run_onetime", Job: true, Params: []string{"data"}, Handler: s.runOnetime})
 }
 
 // runOnetime is the replication.run_onetime job: a replication task run
@@ -19,7 +19,7 @@ func (s *service) registerReplication() {
 // simulator has no keychain credentials for SSH); it copies the matching
 // snapshots of each source dataset to the target with the model's send
 // and receive, as zettarepl does.
-func (s *service) runOnetime(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) runOnetime(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (s *service) runOnetime(c *mw.Call, params []json.RawMessage) (any, error) 
 	for i, x := range sources {
 		src, _ := x.(string)
 		if !s.m.Exists(src) || strings.Contains(src, "@") {
-			return nil, mw.Errorf(mw.ENOENT, "Dataset %s does not exist", src)
+			return nil, middleware.Errorf(middleware.ENOENT, "Dataset %s does not exist", src)
 		}
 		datasets := []string{src}
 		if a.boolean("recursive") {
@@ -92,7 +92,7 @@ func (s *service) replicateDataset(a args, src, dst string, match func(string) b
 	}
 	if len(snaps) == 0 {
 		if top {
-			return mw.Errorf(mw.EFAULT, "Dataset %s does not have any snapshots matching the replication task", pyRepr(src))
+			return middleware.Errorf(middleware.EFAULT, "Dataset %s does not have any snapshots matching the replication task", pyRepr(src))
 		}
 		return nil
 	}
@@ -114,10 +114,10 @@ func (s *service) replicateDataset(a args, src, dst string, match func(string) b
 	dstIn, err := s.m.Get(dst)
 	exists := err == nil
 	if exists && a.boolean("only_from_scratch") {
-		return mw.Errorf(mw.EFAULT, "Target dataset %s already exists", pyRepr(dst))
+		return middleware.Errorf(middleware.EFAULT, "Target dataset %s already exists", pyRepr(dst))
 	}
 	if exists && a.str("readonly") == "REQUIRE" && propRaw(dstIn, "readonly") != "on" {
-		return mw.Errorf(mw.EFAULT, "Target dataset %s exists and does not have readonly=on property, but replication "+
+		return middleware.Errorf(middleware.EFAULT, "Target dataset %s exists and does not have readonly=on property, but replication "+
 			"task is set up to require this property. Refusing to replicate.", pyRepr(dst))
 	}
 	if exists {
@@ -145,7 +145,7 @@ func (s *service) replicateDataset(a args, src, dst string, match func(string) b
 			}
 			exists = false
 		default:
-			return mw.Errorf(mw.EFAULT, "No incremental base on dataset %s and replication from scratch is not allowed", pyRepr(src))
+			return middleware.Errorf(middleware.EFAULT, "No incremental base on dataset %s and replication from scratch is not allowed", pyRepr(src))
 		}
 	}
 	if !exists {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // replicationSchema is replication_run_onetime: replication_create
@@ -75,10 +75,10 @@ func (s *service) replicationSchema() schema {
 
 // validateReplication is ReplicationService._validate for a one-time
 // task (no periodic snapshot tasks or SSH credentials exist here).
-func validateReplication(a args) mw.ValidationErrors {
-	var errs mw.ValidationErrors
+func validateReplication(a args) middleware.ValidationErrors {
+	var errs middleware.ValidationErrors
 	add := func(attr, format string, v ...any) {
-		errs = append(errs, mw.ValidationError{Attribute: "replication_run_onetime." + attr, Message: fmt.Sprintf(format, v...)})
+		errs = append(errs, middleware.ValidationError{Attribute: "replication_run_onetime." + attr, Message: fmt.Sprintf(format, v...)})
 	}
 	set := func(k string) bool { return a[k] != nil }
 	nonEmpty := func(k string) bool { l, _ := a[k].([]any); return len(l) > 0 }

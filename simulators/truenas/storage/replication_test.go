@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // onetime is the payload democratic-csi sends for a detached copy.
@@ -53,7 +53,7 @@ func TestReplicationCopiesFilesystem(t *testing.T) {
 			}
 			// again: the target exists and only_from_scratch refuses
 			_, err := e.call("replication.run_onetime", onetime("tank/vols/pvc-1", "tank/snaps/snap-1", "^snapshot-x$"))
-			wantCallError(t, err, mw.EFAULT, "Target dataset 'tank/snaps/snap-1' already exists")
+			wantCallError(t, err, middleware.EFAULT, "Target dataset 'tank/snaps/snap-1' already exists")
 		})
 	}
 }
@@ -132,7 +132,7 @@ func TestReplicationValidation(t *testing.T) {
 			wantValidation(t, err, c.attr, c.msg)
 		}
 		_, err := e.call("replication.run_onetime", onetime("tank/a", "tank/b", "^s$"))
-		wantCallError(t, err, mw.EFAULT, "does not have any snapshots matching")
+		wantCallError(t, err, middleware.EFAULT, "does not have any snapshots matching")
 		if e.m.Exists("tank/b") {
 			t.Error("failed replication created the target")
 		}
@@ -147,7 +147,7 @@ func TestReplicationIntoExistingTarget(t *testing.T) {
 	body := onetime("tank/a", "tank/b", "s")
 	body["only_from_scratch"] = false
 	_, err := e.call("replication.run_onetime", body)
-	wantCallError(t, err, mw.EFAULT, "No incremental base on dataset 'tank/a' and replication from scratch is not allowed")
+	wantCallError(t, err, middleware.EFAULT, "No incremental base on dataset 'tank/a' and replication from scratch is not allowed")
 	body["allow_from_scratch"] = true
 	e.must("replication.run_onetime", body)
 	if !e.m.Exists("tank/b@s") {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // The middleware validates method arguments against a schema before the
@@ -93,13 +93,13 @@ func (s schema) parse(raw json.RawMessage) (args, error) {
 	if len(raw) > 0 {
 		var err error
 		if v, err = decodeJSON(raw); err != nil {
-			return nil, mw.Invalid(s.name, "Invalid JSON: %v", err)
+			return nil, middleware.Invalid(s.name, "Invalid JSON: %v", err)
 		}
 	}
 	if v == nil {
 		v = map[string]any{}
 	}
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	out := s.clean(s.name, v, &errs)
 	if len(errs) > 0 {
 		return nil, errs
@@ -108,10 +108,10 @@ func (s schema) parse(raw json.RawMessage) (args, error) {
 }
 
 // clean validates v as an object of s, adding errors under prefix.
-func (s schema) clean(prefix string, v any, errs *mw.ValidationErrors) args {
+func (s schema) clean(prefix string, v any, errs *middleware.ValidationErrors) args {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		*errs = append(*errs, mw.ValidationError{Attribute: prefix, Message: s.typeMsg(tObj)})
+		*errs = append(*errs, middleware.ValidationError{Attribute: prefix, Message: s.typeMsg(tObj)})
 		return nil
 	}
 	known := map[string]*field{}
@@ -131,7 +131,7 @@ func (s schema) clean(prefix string, v any, errs *mw.ValidationErrors) args {
 			if s.pydantic {
 				msg = "Extra inputs are not permitted"
 			}
-			*errs = append(*errs, mw.ValidationError{Attribute: prefix + "." + k, Message: msg})
+			*errs = append(*errs, middleware.ValidationError{Attribute: prefix + "." + k, Message: msg})
 			continue
 		}
 		if val, ok := s.value(prefix+"."+k, f, obj[k], errs); ok {
@@ -148,7 +148,7 @@ func (s schema) clean(prefix string, v any, errs *mw.ValidationErrors) args {
 			if s.pydantic {
 				msg = "Field required"
 			}
-			*errs = append(*errs, mw.ValidationError{Attribute: prefix + "." + f.name, Message: msg})
+			*errs = append(*errs, middleware.ValidationError{Attribute: prefix + "." + f.name, Message: msg})
 			continue
 		}
 		if f.def != nil {
@@ -173,9 +173,9 @@ func cloneDefault(d any) any {
 }
 
 // value validates one attribute.
-func (s schema) value(attr string, f *field, v any, errs *mw.ValidationErrors) (any, bool) {
+func (s schema) value(attr string, f *field, v any, errs *middleware.ValidationErrors) (any, bool) {
 	bad := func(msg string) (any, bool) {
-		*errs = append(*errs, mw.ValidationError{Attribute: attr, Message: msg})
+		*errs = append(*errs, middleware.ValidationError{Attribute: attr, Message: msg})
 		return nil, false
 	}
 	if v == nil {

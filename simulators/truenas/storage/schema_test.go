@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestSchemaMessages(t *testing.T) {
@@ -106,7 +106,7 @@ func TestConcurrentCreates(t *testing.T) {
 		switch err.(type) {
 		case nil:
 			ok++
-		case mw.ValidationErrors, *mw.CallError:
+		case middleware.ValidationErrors, *middleware.CallError:
 			dup++ // the loser of each pair sees "already exists"
 		default:
 			t.Errorf("unexpected error %T %v", err, err)

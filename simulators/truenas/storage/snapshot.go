@@ -7,14 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
 func (s *service) registerSnapshot() {
 	ns := s.snapshotNS()
-	add := func(name string, params []string, h mw.Handler) {
-		s.r.Add(mw.Method{Name: ns + "." + name, Params: params, Handler: h})
+	add := func(name string, params []string, h middleware.Handler) {
+		s.r.Add(middleware.Method{Name: ns + "." + name, Params: params, Handler: h})
 	}
 	add("query", []string{"filters", "options"}, s.snapshotQuery)
 	add("get_instance", []string{"id", "options"}, s.snapshotGetInstance)
@@ -58,7 +58,7 @@ func strftime(layout string, t time.Time) string {
 	return r.Replace(layout)
 }
 
-func (s *service) snapshotCreate(c *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) snapshotCreate(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -67,9 +67,9 @@ func (s *service) snapshotCreate(c *mw.Call, params []json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	add := func(attr, msg string) {
-		errs = append(errs, mw.ValidationError{Attribute: attr, Message: msg})
+		errs = append(errs, middleware.ValidationError{Attribute: attr, Message: msg})
 	}
 	ds := a.str("dataset")
 	name := a.str("name")
@@ -114,11 +114,11 @@ func (s *service) snapshotCreate(c *mw.Call, params []json.RawMessage) (any, err
 		recursive = false
 	}
 	if !s.m.Exists(ds) {
-		return nil, &mw.CallError{Errno: mw.ENOENT, Message: fmt.Sprintf("Failed to snapshot %s: Dataset %s not found", full, ds)}
+		return nil, &middleware.CallError{Errno: middleware.ENOENT, Message: fmt.Sprintf("Failed to snapshot %s: Dataset %s not found", full, ds)}
 	}
 	if err := s.m.Snapshot(names, props, recursive); err != nil {
 		if zfsmodel.KindOf(err) == zfsmodel.KindExists && s.v.AtLeast(26, 0, 0) {
-			return nil, mw.ValidationErrors{{Attribute: "pool.snapshot.create", Message: name + " already exists.", Errno: mw.EEXIST}}
+			return nil, middleware.ValidationErrors{{Attribute: "pool.snapshot.create", Message: name + " already exists.", Errno: middleware.EEXIST}}
 		}
 		return nil, callErr("Failed to snapshot "+full+": ", err)
 	}
@@ -175,10 +175,10 @@ func jsonScalar(v any) string {
 }
 
 func (s *service) snapshotNotFound(id string) error {
-	return &mw.InstanceNotFound{Message: "Snapshot " + id + " not found"}
+	return &middleware.InstanceNotFound{Message: "Snapshot " + id + " not found"}
 }
 
-func (s *service) snapshotDelete(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) snapshotDelete(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (s *service) snapshotDelete(_ *mw.Call, params []json.RawMessage) (any, err
 		return nil, err
 	}
 	if s.pydantic() && !strings.Contains(id, "@") {
-		return nil, mw.Invalid("pool.snapshot.delete", "Invalid snapshot name: %s", pyRepr(id))
+		return nil, middleware.Invalid("pool.snapshot.delete", "Invalid snapshot name: %s", pyRepr(id))
 	}
 	in, err := s.m.Get(id)
 	if err != nil || in.Type != zfsmodel.Snapshot {
@@ -202,7 +202,7 @@ func (s *service) snapshotDelete(_ *mw.Call, params []json.RawMessage) (any, err
 	}
 	deferred := o.boolean("defer")
 	if len(in.Clones) > 0 && !deferred {
-		return nil, mw.Invalid("options.defer", "Please set this attribute as %s snapshot has dependent clones: %s",
+		return nil, middleware.Invalid("options.defer", "Please set this attribute as %s snapshot has dependent clones: %s",
 			pyRepr(id), strings.Join(in.Clones, ", "))
 	}
 	if err := s.m.Destroy(id, zfsmodel.DestroyOptions{Defer: deferred, Recursive: o.boolean("recursive")}); err != nil {
@@ -211,7 +211,7 @@ func (s *service) snapshotDelete(_ *mw.Call, params []json.RawMessage) (any, err
 	return true, nil
 }
 
-func (s *service) snapshotClone(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) snapshotClone(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (s *service) snapshotClone(_ *mw.Call, params []json.RawMessage) (any, erro
 	}
 	snap, dst := a.str("snapshot"), a.str("dataset_dst")
 	if in, err := s.m.Get(snap); err != nil || in.Type != zfsmodel.Snapshot {
-		return nil, &mw.CallError{Errno: mw.ENOENT, Message: "Failed to clone snapshot: Snapshot " + snap + " not found"}
+		return nil, &middleware.CallError{Errno: middleware.ENOENT, Message: "Failed to clone snapshot: Snapshot " + snap + " not found"}
 	}
 	if err := s.m.Clone(snap, dst, props, false); err != nil {
 		return nil, callErr("Failed to clone snapshot: ", err)
@@ -238,7 +238,7 @@ func (s *service) snapshotClone(_ *mw.Call, params []json.RawMessage) (any, erro
 	return true, nil
 }
 
-func (s *service) snapshotUpdate(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) snapshotUpdate(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
@@ -261,10 +261,10 @@ func (s *service) snapshotUpdate(_ *mw.Call, params []json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	var errs mw.ValidationErrors
+	var errs middleware.ValidationErrors
 	for i, up := range listOf(a["user_properties_update"]) {
 		if up.boolean("remove") && up.has("value") {
-			errs = append(errs, mw.ValidationError{
+			errs = append(errs, middleware.ValidationError{
 				Attribute: fmt.Sprintf("snapshot_update.user_properties_update.%d.remove", i),
 				Message:   "Must not be set when value is specified"})
 		}
@@ -273,7 +273,7 @@ func (s *service) snapshotUpdate(_ *mw.Call, params []json.RawMessage) (any, err
 		return nil, errs
 	}
 	if in, err := s.m.Get(id); err != nil || in.Type != zfsmodel.Snapshot {
-		return nil, &mw.CallError{Errno: mw.ENOENT, Message: "Snapshot " + id + " not found"}
+		return nil, &middleware.CallError{Errno: middleware.ENOENT, Message: "Snapshot " + id + " not found"}
 	}
 	for _, up := range listOf(a["user_properties_update"]) {
 		var err error
@@ -297,7 +297,7 @@ func (s *service) snapshotUpdate(_ *mw.Call, params []json.RawMessage) (any, err
 	return s.snapshotResult(id)
 }
 
-func (s *service) snapshotRollback(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) snapshotRollback(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}

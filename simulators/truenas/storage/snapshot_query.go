@@ -5,13 +5,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
 // snapshotEntry is a snapshot as zfs.snapshot.query / pool.snapshot.query
 // report it. props limits the properties (nil: all of them).
-func snapshotEntry(in *zfsmodel.Info, props map[string]bool, holds, retention bool) mw.Row {
+func snapshotEntry(in *zfsmodel.Info, props map[string]bool, holds, retention bool) middleware.Row {
 	ds, short, _ := strings.Cut(in.Name, "@")
 	pool, _, _ := strings.Cut(ds, "/")
 	pm := map[string]any{}
@@ -26,7 +26,7 @@ func snapshotEntry(in *zfsmodel.Info, props map[string]bool, holds, retention bo
 		pm[k] = map[string]any{"value": human(k, pv.Value), "rawvalue": pv.Value, "parsed": parsed(k, pv.Value),
 			"source": sourceName(pv.Source)}
 	}
-	e := mw.Row{
+	e := middleware.Row{
 		"id": in.Name, "name": in.Name, "pool": pool, "type": "SNAPSHOT",
 		"snapshot_name": short, "dataset": ds, "createtxg": strconv.FormatUint(in.CreateTXG, 10),
 		"properties": pm,
@@ -66,11 +66,11 @@ func (s *service) snapshotCandidates(filters []any) []string {
 	return names
 }
 
-func (s *service) snapshotQuery(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) snapshotQuery(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 2); err != nil {
 		return nil, err
 	}
-	filters, opts, err := mw.ParseQuery(params, strings.ReplaceAll(s.snapshotNS(), ".", "_")+"_query")
+	filters, opts, err := middleware.ParseQuery(params, strings.ReplaceAll(s.snapshotNS(), ".", "_")+"_query")
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (s *service) snapshotQuery(_ *mw.Call, params []json.RawMessage) (any, erro
 	}
 	holds, _ := opts.Extra["holds"].(bool)
 	retention, _ := opts.Extra["retention"].(bool)
-	var rows []mw.Row
+	var rows []middleware.Row
 	for _, n := range s.snapshotCandidates(filters) {
 		in, err := s.m.Get(n)
 		if err != nil || in.Type != zfsmodel.Snapshot {
@@ -93,7 +93,7 @@ func (s *service) snapshotQuery(_ *mw.Call, params []json.RawMessage) (any, erro
 		}
 		rows = append(rows, snapshotEntry(in, props, holds, retention))
 	}
-	return mw.Query(rows, filters, opts)
+	return middleware.Query(rows, filters, opts)
 }
 
 // snapshotVerbose is the service's verbose name in "... does not exist".
@@ -104,7 +104,7 @@ func (s *service) snapshotVerbose() string {
 	return "ZFSSnapshot"
 }
 
-func (s *service) snapshotGetInstance(_ *mw.Call, params []json.RawMessage) (any, error) {
+func (s *service) snapshotGetInstance(_ *middleware.Call, params []json.RawMessage) (any, error) {
 	return getInstance(params, s.snapshotVerbose(), s.snapshotQuery)
 }
 
@@ -112,7 +112,7 @@ func (s *service) snapshotGetInstance(_ *mw.Call, params []json.RawMessage) (any
 func (s *service) snapshotResult(name string) (any, error) {
 	in, err := s.m.Get(name)
 	if err != nil {
-		return nil, mw.NotFound(s.snapshotVerbose(), name)
+		return nil, middleware.NotFound(s.snapshotVerbose(), name)
 	}
 	return snapshotEntry(in, nil, false, false), nil
 }

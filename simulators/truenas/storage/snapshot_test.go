@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 func TestSnapshotLifecycle(t *testing.T) {
@@ -89,16 +89,16 @@ func TestSnapshotErrors(t *testing.T) {
 		if v == "26.04" {
 			wantValidation(t, err, "pool.snapshot.create", "s1 already exists.")
 		} else {
-			wantCallError(t, err, mw.EEXIST, "Failed to snapshot tank/a@s1: dataset already exists")
+			wantCallError(t, err, middleware.EEXIST, "Failed to snapshot tank/a@s1: dataset already exists")
 		}
 		_, err = e.call(ns+".create", map[string]any{"dataset": "tank/none", "name": "s1"})
-		wantCallError(t, err, mw.ENOENT, "not found")
+		wantCallError(t, err, middleware.ENOENT, "not found")
 		_, err = e.call(ns+".create", map[string]any{"dataset": "tank/a", "name": "bad/name"})
 		wantValidation(t, err, "snapshot_create.name", "Invalid snapshot name")
 		_, err = e.call(ns+".clone", map[string]any{"snapshot": "tank/a@s1", "dataset_dst": "tank/a"})
-		wantCallError(t, err, mw.EEXIST, "Failed to clone snapshot: dataset already exists")
+		wantCallError(t, err, middleware.EEXIST, "Failed to clone snapshot: dataset already exists")
 		_, err = e.call(ns+".clone", map[string]any{"snapshot": "tank/a@nope", "dataset_dst": "tank/x"})
-		wantCallError(t, err, mw.ENOENT, "not found")
+		wantCallError(t, err, middleware.ENOENT, "not found")
 		if legacy(v) {
 			_, err = e.call(ns+".create", map[string]any{"dataset": "tank/a", "name": "x", "naming_schema": "auto-%Y"})
 			wantValidation(t, err, "snapshot_create.naming_schema", "You can't specify name and naming schema at the same time")
@@ -140,7 +140,7 @@ func TestSnapshotRollback(t *testing.T) {
 		}
 		e.must(ns+".create", map[string]any{"dataset": "tank/a", "name": "s2"})
 		_, err := e.call(ns+".rollback", "tank/a@s1")
-		wantCallError(t, err, mw.EEXIST, "more recent snapshots or bookmarks exist")
+		wantCallError(t, err, middleware.EEXIST, "more recent snapshots or bookmarks exist")
 		e.must(ns+".rollback", "tank/a@s1", map[string]any{"recursive": true})
 		if b, _ := os.ReadFile(file); string(b) != "one" {
 			t.Errorf("%s: after rollback the file holds %q", v, b)

@@ -3,7 +3,7 @@ package storage
 import (
 	"testing"
 
-	"github.com/switchyard-csi/switchyard/simulators/truenas/mw"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -61,13 +61,13 @@ func TestRegisterRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if err := Register(mw.NewRegistry(), m, mw.Version{Year: 23, Month: 10}, Options{}); err == nil {
+	if err := Register(middleware.NewRegistry(), m, middleware.Version{Year: 23, Month: 10}, Options{}); err == nil {
 		t.Error("23.10 accepted")
 	}
-	if err := Register(nil, m, mw.Supported[0], Options{}); err == nil {
+	if err := Register(nil, m, middleware.Supported[0], Options{}); err == nil {
 		t.Error("nil registry accepted")
 	}
-	if err := Register(mw.NewRegistry(), nil, mw.Supported[0], Options{}); err == nil {
+	if err := Register(middleware.NewRegistry(), nil, middleware.Supported[0], Options{}); err == nil {
 		t.Error("nil model accepted")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-csi/switchyard/lab/tier"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -22,7 +22,7 @@ const poolSize = 128 << 20
 // the known differences.
 func TestFidelity(t *testing.T) {
 	tools, ok, reason := FindTools()
-	tier.Need(t, tier.Fidelity, ok, reason)
+	testtier.Need(t, testtier.Fidelity, ok, reason)
 	start := time.Now()
 	c := &comparer{used: map[string]int{}}
 	for _, s := range scripts {

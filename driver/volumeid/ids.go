@@ -2,7 +2,7 @@
 // democratic-csi does (its volume and snapshot name alphabets and its
 // _private.csi.volume.idHash strategies), and keeps ids short enough for the
 // proxy's handle decoration to stay within CSI's 128 bytes.
-package ids
+package volumeid
 
 import (
 	"crypto/md5"

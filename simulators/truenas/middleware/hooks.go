@@ -1,4 +1,4 @@
-package mw
+package middleware
 
 // Services that hang objects on datasets (NFS/SMB shares, iSCSI extents,
 // NVMe-oF namespaces) register here; pool.dataset.delete calls them so

@@ -1,6 +1,6 @@
 // Package register links every backend into a binary: importing it runs
 // each backend's init, which registers its driver type.
-package register
+package allbackends
 
 import (
 	_ "github.com/switchyard-csi/switchyard/driver/infinia"

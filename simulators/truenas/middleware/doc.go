@@ -4,4 +4,4 @@
 // the method registry, the per-call context and the middleware's error
 // kinds. Services return these errors; each transport renders them in its
 // own shape (REST status codes and bodies, JSON-RPC error codes and data).
-package mw
+package middleware

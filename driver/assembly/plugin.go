@@ -2,7 +2,7 @@
 // proxy or a single backend as controller, the node service, the identity
 // service and their capabilities. cmd/switchyard, the sanity suites and the
 // demo all start the driver through it.
-package plugin
+package assembly
 
 import (
 	"context"

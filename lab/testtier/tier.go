@@ -2,7 +2,7 @@
 // with its reason, when this machine cannot run that tier. LAB_REQUIRE
 // (comma-separated tier names, or "all") turns such a skip into a failure,
 // so CI never skips silently what its machine can run.
-package tier
+package testtier
 
 import (
 	"os"
