@@ -1,4 +1,4 @@
-// Package mw holds what the TrueNAS simulator's transports (REST v2.0 and
+// Package middleware holds what the TrueNAS simulator's transports (REST v2.0 and
 // JSON-RPC 2.0 over WebSocket) and its services (pool.dataset, sharing.*,
 // iscsi.*, nvmet.*, ...) share: the middleware version being simulated,
 // the method registry, the per-call context and the middleware's error

@@ -1,4 +1,4 @@
-// Package ids turns CSI request names into backend ids the way
+// Package volumeid turns CSI request names into backend ids the way
 // democratic-csi does (its volume and snapshot name alphabets and its
 // _private.csi.volume.idHash strategies), and keeps ids short enough for the
 // proxy's handle decoration to stay within CSI's 128 bytes.

@@ -1,4 +1,4 @@
-// Package plugin assembles a running CSI plugin from a main config: the
+// Package assembly assembles a running CSI plugin from a main config: the
 // proxy or a single backend as controller, the node service, the identity
 // service and their capabilities. cmd/switchyard, the sanity suites and the
 // demo all start the driver through it.

@@ -1,4 +1,4 @@
-// Package tier lets a test declare which test tier it belongs to and skip,
+// Package testtier lets a test declare which test tier it belongs to and skip,
 // with its reason, when this machine cannot run that tier. LAB_REQUIRE
 // (comma-separated tier names, or "all") turns such a skip into a failure,
 // so CI never skips silently what its machine can run.

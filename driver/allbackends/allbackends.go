@@ -1,4 +1,4 @@
-// Package register links every backend into a binary: importing it runs
+// Package allbackends links every backend into a binary: importing it runs
 // each backend's init, which registers its driver type.
 package allbackends
 

@@ -1,4 +1,4 @@
-// Package startup measures the switchyard binary as a process: how soon it
+// Package startupbench measures the switchyard binary as a process: how soon it
 // answers its first Probe, and its resident memory when idle with many
 // connection files (switchyard-lab bench).
 package startupbench
