@@ -113,9 +113,9 @@ func TestSSHKeepAliveDetectsDeadConnection(t *testing.T) {
 
 	srv.MuteKeepalives()
 	eventually(t, "the silent connection to be marked dead", func() bool { return !c.alive() })
-	if !strings.Contains(buf.String(), "keepalive unanswered") {
-		t.Errorf("no keepalive warning logged:\n%s", buf)
-	}
+	// The watcher logs just after marking the connection dead, so the line
+	// may trail the state change by a scheduling delay on a loaded machine.
+	eventually(t, "the keepalive warning to be logged", func() bool { return strings.Contains(buf.String(), "keepalive unanswered") })
 	out, err := s.Run(testContext(t), "echo alive", RunOptions{})
 	if err != nil || out.Stdout != "alive\n" {
 		t.Fatalf("Run = %+v, %v", out, err)
