@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/backend"
 )
 
 // isVolumeName reports whether a volume id from a request can name a
@@ -132,13 +134,10 @@ func (d *Driver) existingVolume(id string, req *csi.CreateVolumeRequest, src *co
 // requestedCapacity is the capacity to record: required_bytes, else
 // limit_bytes, else 0 (a directory has no size of its own).
 func requestedCapacity(cr *csi.CapacityRange) (int64, error) {
+	if err := backend.CheckRange(cr); err != nil {
+		return 0, err
+	}
 	req, lim := cr.GetRequiredBytes(), cr.GetLimitBytes()
-	if req < 0 || lim < 0 {
-		return 0, status.Errorf(codes.InvalidArgument, "capacity_range must not be negative (required_bytes %d, limit_bytes %d)", req, lim)
-	}
-	if lim > 0 && req > lim {
-		return 0, status.Errorf(codes.OutOfRange, "capacity_range: required_bytes %d is greater than limit_bytes %d", req, lim)
-	}
 	if req > 0 {
 		return req, nil
 	}

@@ -69,7 +69,7 @@ func TestCreateVolumeCapacity(t *testing.T) {
 		{name: "limit only", cr: &csi.CapacityRange{LimitBytes: 7}, want: 7},
 		{name: "both", cr: &csi.CapacityRange{RequiredBytes: 5, LimitBytes: 7}, want: 5},
 		{name: "required above limit", cr: &csi.CapacityRange{RequiredBytes: 8, LimitBytes: 7}, wantCode: codes.OutOfRange},
-		{name: "negative", cr: &csi.CapacityRange{RequiredBytes: -1}, wantCode: codes.InvalidArgument},
+		{name: "negative", cr: &csi.CapacityRange{RequiredBytes: -1}, wantCode: codes.OutOfRange}, // the code every backend gives (backend.CheckRange),
 	}
 	d, base := newTestDriver(t, nil)
 	for i, tc := range tests {
