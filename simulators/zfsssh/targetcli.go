@@ -188,6 +188,7 @@ func (t *tcli) saveconfig(file string) error {
 			backup := "/etc/target/backup/saveconfig-" + time.Now().Format("20060102-15:04:05") + "-json.gz"
 			v.ensureDir("/etc/target/backup", 0o600, 0)
 			if err := v.writeFile(backup, old); err == nil {
+				t.pruneBackups()
 				t.sh.info("Last %s configs saved in /etc/target/backup/.", t.m.prefs["max_backup_files"])
 			}
 		}
@@ -197,6 +198,22 @@ func (t *tcli) saveconfig(file string) error {
 	}
 	t.sh.info("Configuration saved to %s", file)
 	return nil
+}
+
+// pruneBackups keeps the newest max_backup_files backups, as targetcli
+// does after writing one (its names sort by time). Without it a busy host
+// grows one file per second of saveconfig activity.
+func (t *tcli) pruneBackups() {
+	keep, err := strconv.Atoi(t.m.prefs["max_backup_files"])
+	if err != nil || keep < 1 {
+		keep = 10
+	}
+	const dir = "/etc/target/backup"
+	names := t.p.env.srv.fs.files(dir, "saveconfig-")
+	for len(names) > keep {
+		_ = t.p.env.srv.fs.removeFile(dir + "/" + names[0])
+		names = names[1:]
+	}
 }
 
 func pathDir(p string) string {

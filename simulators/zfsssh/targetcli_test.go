@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 const iqnBase = "iqn.2003-01.org.linux-iscsi.ubuntu-19.x8664:sn.172d3f56a0ce"
@@ -362,5 +363,40 @@ func TestParseCSLine(t *testing.T) {
 				t.Fatalf("parseCSLine(%q) = %+v, want %+v", tc.line, got, tc.want)
 			}
 		})
+	}
+}
+
+// targetcli keeps max_backup_files backups of the saved configuration; the
+// simulator once kept one per second of activity for ever (655 files and a
+// 43 MB state after 12 minutes of iSCSI load).
+func TestTargetcliPrunesBackups(t *testing.T) {
+	e := startEnv(t, nil)
+	const dir = "/etc/target/backup/"
+	for i := range 15 {
+		e.srv.fs.putFile(fmt.Sprintf("%ssaveconfig-20200101-00:00:%02d-json.gz", dir, i), []byte("old"), 0o600)
+	}
+	e.srv.fs.putFile(dir+"unrelated.txt", []byte("keep me"), 0o600)
+	e.host.addZvol(t, "tank/k8s/pvc-1", 1<<30)
+	c := e.client("root")
+	for _, script := range []string{iscsiCreateScript("pvc-1", "tank/k8s/pvc-1"), iscsiDeleteScript("pvc-1")} {
+		if r := runOn(t, c, dcsiCommand(script, "targetcli", false), "", true); r.code != 0 || r.err != nil {
+			t.Fatalf("targetcli: %+v", r)
+		}
+	}
+	names := e.srv.fs.files(strings.TrimSuffix(dir, "/"), "saveconfig-")
+	if len(names) != 10 {
+		t.Fatalf("%d backups kept; want max_backup_files (10): %v", len(names), names)
+	}
+	// At least one new backup was written (the second run saved over a
+	// different configuration), so at most 9 of the 15 old ones remain,
+	// and they are the newest of them.
+	if newest := names[len(names)-1]; !strings.HasPrefix(newest, "saveconfig-"+time.Now().Format("2006")) {
+		t.Fatalf("no backup from this run among %v", names)
+	}
+	if names[0] <= "saveconfig-20200101-00:00:05-json.gz" {
+		t.Fatalf("the oldest backups should go first: %v", names)
+	}
+	if _, ok := e.srv.File(dir + "unrelated.txt"); !ok {
+		t.Fatal("a file that is not a backup was removed")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -194,6 +195,46 @@ func (v *vfs) addACL(p string, fi fileInfo, ops []string) error {
 	v.mu.Lock()
 	if e := v.entry(p, fi); e != nil {
 		e.ACL = append(e.ACL, ops...)
+	}
+	v.mu.Unlock()
+	return v.save()
+}
+
+// files lists the names of the regular files directly in dir whose names
+// start with prefix, sorted.
+func (v *vfs) files(dir, prefix string) []string {
+	var out []string
+	if real, ok := v.host.HostPath(dir); ok {
+		ents, _ := os.ReadDir(real)
+		for _, e := range ents {
+			if e.Type().IsRegular() && strings.HasPrefix(e.Name(), prefix) {
+				out = append(out, e.Name())
+			}
+		}
+		return out // os.ReadDir sorts by name
+	}
+	v.mu.Lock()
+	for p, e := range v.mem {
+		if !e.Dir && path.Dir(p) == dir && strings.HasPrefix(path.Base(p), prefix) {
+			out = append(out, path.Base(p))
+		}
+	}
+	v.mu.Unlock()
+	slices.Sort(out)
+	return out
+}
+
+// removeFile deletes a regular file; a missing file is not an error.
+func (v *vfs) removeFile(p string) error {
+	if real, ok := v.host.HostPath(p); ok {
+		if err := os.Remove(real); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	v.mu.Lock()
+	if e, ok := v.mem[p]; ok && !e.Dir {
+		delete(v.mem, p)
 	}
 	v.mu.Unlock()
 	return v.save()
