@@ -101,7 +101,7 @@ func join(prefix, key string) string {
 
 // LoadMain reads the main config file, expanding ${VAR} from the environment.
 func LoadMain(path string) (Tree, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, Problem{File: path, Msg: err.Error()}
 	}
@@ -120,7 +120,7 @@ func LoadMain(path string) (Tree, error) {
 // LoadFile reads a connection file (no environment expansion: connection
 // files arrive through Kubernetes Secrets, already literal).
 func LoadFile(path string) (Tree, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, Problem{File: path, Msg: err.Error()}
 	}
