@@ -87,14 +87,10 @@ func New(o Options) (*Plugin, error) {
 			return nil, err
 		}
 	}
-	drv, _ := backend.DriverOf(main)
-	if drv == "" {
-		return nil, config.Problem{File: file, Key: "driver", Msg: "required (proxy or a backend driver type)"}
-	}
-	if drv == "proxy" {
+	if drv, _ := backend.DriverOf(main); drv == "proxy" {
 		return newProxy(o, main, file)
 	}
-	return newStandalone(o, main, file, drv)
+	return newStandalone(o, main, file)
 }
 
 func (o Options) serves(mode string) bool { return slices.Contains(o.Modes, mode) }
@@ -148,18 +144,10 @@ func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 	return p, nil
 }
 
-func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, error) {
-	if _, bad := backend.ProxyIncompatible[drv]; bad && drv != "proxy" {
-		return nil, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf("%s is not supported by switchyard", drv)}
-	}
-	typ, ok := backend.Lookup(drv)
-	if !ok {
-		return nil, config.Problem{File: file, Key: "driver", Msg: backend.Unknown(drv) + " (or proxy)"}
-	}
-	if typ.Validate != nil {
-		if ps := config.Problems(typ.Validate(main)); len(ps) > 0 {
-			return nil, ps.InFile(file)
-		}
+func newStandalone(o Options, main config.Tree, file string) (*Plugin, error) {
+	typ, err := backend.Resolve(main, file)
+	if err != nil {
+		return nil, err
 	}
 	services := []string{"CONTROLLER_SERVICE"}
 	if typ.NodeLocal {
