@@ -21,7 +21,7 @@ import (
 	_ "github.com/switchyard-csi/switchyard/driver/allbackends"
 	"github.com/switchyard-csi/switchyard/driver/assembly"
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
-	"github.com/switchyard-csi/switchyard/driver/proxy"
+	"github.com/switchyard-csi/switchyard/driver/nodeid"
 	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
@@ -124,7 +124,7 @@ func TestSanity(t *testing.T) {
 // serve starts the plugin described by mainFile on a unix socket.
 func serve(t testing.TB, mainFile, stateDir, sock string, log *slog.Logger) func() {
 	p, err := assembly.New(assembly.Options{ConfigFile: mainFile, CSIName: "org.switchyard.sanity", CSIVersion: "test",
-		NodeName: nodeName, StateDir: stateDir, Logger: log, NodeFacts: proxy.NodeFacts{ReadFile: hostFile}})
+		NodeName: nodeName, StateDir: stateDir, Logger: log, NodeFacts: nodeid.Facts{ReadFile: hostFile}})
 	if err != nil {
 		t.Fatalf("%s: %v", mainFile, err)
 	}
@@ -145,7 +145,7 @@ const sanityHostNQN = "nqn.2014-08.org.nvmexpress:uuid:5a4e17e5-0000-4000-8000-0
 
 func hostFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && path == proxy.NQNFile {
+	if errors.Is(err, fs.ErrNotExist) && path == nodeid.NQNFile {
 		return []byte(sanityHostNQN + "\n"), nil
 	}
 	return data, err

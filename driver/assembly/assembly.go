@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/config"
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
 	"github.com/switchyard-csi/switchyard/driver/node"
+	"github.com/switchyard-csi/switchyard/driver/nodeid"
 	"github.com/switchyard-csi/switchyard/driver/proxy"
 )
 
@@ -36,7 +37,7 @@ type Options struct {
 	NodeName   string   // CSI_NODE_ID
 	StateDir   string   // node records; default /var/lib/switchyard/node
 	Logger     *slog.Logger
-	NodeFacts  proxy.NodeFacts // zero: read from the host
+	NodeFacts  nodeid.Facts // zero: read from the host
 }
 
 // Plugin is an assembled plugin; Server serves it.
@@ -86,14 +87,10 @@ func New(o Options) (*Plugin, error) {
 			return nil, err
 		}
 	}
-	drv, _ := backend.DriverOf(main)
-	if drv == "" {
-		return nil, config.Problem{File: file, Key: "driver", Msg: "required (proxy or a backend driver type)"}
-	}
-	if drv == "proxy" {
+	if drv, _ := backend.DriverOf(main); drv == "proxy" {
 		return newProxy(o, main, file)
 	}
-	return newStandalone(o, main, file, drv)
+	return newStandalone(o, main, file)
 }
 
 func (o Options) serves(mode string) bool { return slices.Contains(o.Modes, mode) }
@@ -128,7 +125,7 @@ func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 			o.Logger.Warn("the connections folder is not readable yet; calls will fail until it is", "folder", set.ConfigFolder, "error", err)
 		}
 		conns := proxy.NewConnections(&set, main, backend.Options{NodeName: o.NodeName, CSIName: o.CSIName, TopologyPrefix: set.Topology.Prefix,
-			ParseNodeID: nodeIDParser(set.NodeID), Logger: o.Logger})
+			ParseNodeID: nodeid.Parser(set.NodeID), Logger: o.Logger})
 		p.closers = append(p.closers, conns.Close)
 		ccaps, _ := csisrv.ControllerCaps(caps.Controller...)
 		p.Controller = proxy.NewController(conns, &set, ccaps, o.Logger)
@@ -147,25 +144,17 @@ func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 	return p, nil
 }
 
-func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, error) {
-	if _, bad := backend.ProxyIncompatible[drv]; bad && drv != "proxy" {
-		return nil, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf("%s is not supported by switchyard", drv)}
-	}
-	typ, ok := backend.Lookup(drv)
-	if !ok {
-		return nil, config.Problem{File: file, Key: "driver", Msg: backend.Unknown(drv) + " (or proxy)"}
-	}
-	if typ.Validate != nil {
-		if ps := config.Problems(typ.Validate(main)); len(ps) > 0 {
-			return nil, ps.InFile(file)
-		}
+func newStandalone(o Options, main config.Tree, file string) (*Plugin, error) {
+	typ, err := backend.Resolve(main, file)
+	if err != nil {
+		return nil, err
 	}
 	services := []string{"CONTROLLER_SERVICE"}
 	if typ.NodeLocal {
 		services = append(services, "VOLUME_ACCESSIBILITY_CONSTRAINTS")
 	}
 	caps, ps := csisrv.CapabilitySet{PluginServices: services, Expansion: "ONLINE", Node: defaultNodeCaps}.Override(main)
-	nodeID, ips := proxy.ParseNodeIDSettings(main, proxy.NodeIDSettings{NodeName: true, NQN: typ.HostNQN})
+	nodeID, ips := nodeid.ParseSettings(main, nodeid.Settings{NodeName: true, NQN: typ.HostNQN})
 	ps = append(ps, ips...)
 	if len(ps) > 0 {
 		return nil, ps.InFile(file)
@@ -176,7 +165,7 @@ func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, erro
 	}
 	if o.serves(ModeController) {
 		d, err := typ.New(backend.Options{File: file, Config: main, NodeName: o.NodeName, CSIName: o.CSIName,
-			ParseNodeID: nodeIDParser(nodeID), Logger: o.Logger})
+			ParseNodeID: nodeid.Parser(nodeID), Logger: o.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
@@ -188,26 +177,13 @@ func newStandalone(o Options, main config.Tree, file, drv string) (*Plugin, erro
 		}
 	}
 	if o.serves(ModeNode) {
-		name := o.NodeName
-		if name == "" {
-			h, err := os.Hostname()
-			if err != nil {
-				return nil, fmt.Errorf("CSI_NODE_ID is not set and the hostname is unknown: %w", err)
-			}
-			name = h
+		id, name, err := nodeid.Standalone(nodeID, o.NodeFacts, typ.HostNQN)
+		if err != nil {
+			return nil, err
 		}
-		info := &csipb.NodeGetInfoResponse{NodeId: name}
-		if typ.HostNQN { // the controller reads the host NQN from node_id
-			facts := o.NodeFacts
-			facts.NodeName = name
-			id, err := proxy.NodeID(nodeID, facts)
-			if err != nil {
-				return nil, err
-			}
-			info.NodeId = id
-		}
+		info := &csipb.NodeGetInfoResponse{NodeId: id}
 		if typ.NodeLocal {
-			info.AccessibleTopology = &csipb.Topology{Segments: map[string]string{proxy.DefaultTopologyPrefix + "/node": name}}
+			info.AccessibleTopology = &csipb.Topology{Segments: map[string]string{backend.DefaultTopologyPrefix + "/node": name}}
 		}
 		if err := p.node(o, caps, func() (*csipb.NodeGetInfoResponse, error) { return info, nil }); err != nil {
 			return nil, err
@@ -257,12 +233,4 @@ func (w withCaps) ControllerGetCapabilities(context.Context, *csipb.ControllerGe
 func (p *Plugin) NewServer(log *slog.Logger) *csisrv.Server {
 	p.Server = csisrv.NewServer(csisrv.Options{Identity: p.Identity, Controller: p.Controller, Node: p.Node, Logger: log})
 	return p.Server
-}
-
-// nodeIDParser reads node ids back for backends that grant host access.
-func nodeIDParser(s proxy.NodeIDSettings) func(string) (backend.NodeIdentity, error) {
-	return func(id string) (backend.NodeIdentity, error) {
-		p, err := proxy.ParseNodeID(s, id)
-		return backend.NodeIdentity{Name: p.NodeName, Hostname: p.Hostname, IQN: p.IQN, NQN: p.NQN}, err
-	}
 }

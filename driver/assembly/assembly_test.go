@@ -36,7 +36,7 @@ func TestNewRejectsBadMainConfigs(t *testing.T) {
 	}{
 		{"", []string{"driver: required"}},
 		{"driver: teleport\n", []string{"unknown driver \"teleport\"", "local-hostpath"}},
-		{"driver: objectivefs\n", []string{"objectivefs is not supported"}},
+		{"driver: objectivefs\n", []string{"objectivefs cannot be used in switchyard"}},
 		{"driver: synology-iscsi\n", []string{"synology-iscsi is not available in this build"}},
 		{"driver: proxy\n", []string{"proxy: required"}},
 		{"driver: proxy\nproxy:\n  configFolder: /c\n  cacheTimeoutMinutes: x\n", []string{"proxy.cacheTimeoutMinutes"}},

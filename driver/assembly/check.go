@@ -2,11 +2,11 @@ package assembly
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
 	csisrv "github.com/switchyard-csi/switchyard/driver/csi"
+	"github.com/switchyard-csi/switchyard/driver/nodeid"
 	"github.com/switchyard-csi/switchyard/driver/proxy"
 )
 
@@ -21,11 +21,7 @@ func Check(path string) config.Problems {
 		}
 		return config.Problems{{File: path, Msg: err.Error()}}
 	}
-	drv, _ := backend.DriverOf(main)
-	switch {
-	case drv == "":
-		return config.Problems{{File: path, Key: "driver", Msg: "required (proxy or a backend driver type)"}}
-	case drv == "proxy":
+	if drv, _ := backend.DriverOf(main); drv == "proxy" {
 		set, ps := proxy.ParseSettings(main)
 		_, cps := proxyCaps().Override(main)
 		ps = append(ps, cps...).InFile(path)
@@ -34,17 +30,20 @@ func Check(path string) config.Problems {
 		}
 		return ps
 	}
-	if why, bad := backend.ProxyIncompatible[drv]; bad {
-		return config.Problems{{File: path, Key: "driver", Msg: fmt.Sprintf("%s is not supported by switchyard (%s)", drv, why)}}
-	}
-	typ, ok := backend.Lookup(drv)
-	if !ok {
-		return config.Problems{{File: path, Key: "driver", Msg: backend.Unknown(drv) + " (or proxy)"}}
-	}
+	// A standalone backend: the same resolution as at start-up.
 	var ps config.Problems
-	if typ.Validate != nil {
-		ps = append(ps, typ.Validate(main)...)
+	typ, err := backend.Resolve(main, path)
+	if err != nil {
+		var re *backend.ResolveError
+		if !errors.As(err, &re) {
+			return config.Problems{{File: path, Key: "driver", Msg: err.Error()}}
+		}
+		if re.Kind != backend.Invalid {
+			return re.Problems
+		}
+		ps = re.Problems
 	}
 	_, cps := csisrv.CapabilitySet{}.Override(main)
-	return append(ps, cps...).InFile(path)
+	_, nps := nodeid.ParseSettings(main, nodeid.Settings{NodeName: true, NQN: typ.HostNQN})
+	return append(ps, append(cps, nps...).InFile(path)...)
 }

@@ -1,6 +1,7 @@
 // Package backend is the contract between the driver front ends (standalone
 // and proxy) and the real drivers ("backends"): the Driver interface, the
-// options a backend is built from, and the registry of driver types.
+// options a backend is built from, the registry of driver types, and
+// Resolve, the one place a config's driver type is resolved and validated.
 package backend
 
 import (

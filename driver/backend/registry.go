@@ -3,7 +3,6 @@ package backend
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -44,29 +43,4 @@ func Names() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// ProxyIncompatible names the democratic-csi driver types that cannot sit
-// behind the proxy, with the reason (reference/proxy.md).
-var ProxyIncompatible = map[string]string{
-	"proxy":                      "a proxy cannot route to another proxy",
-	"objectivefs":                "its NodeStageVolume needs the driver config, which node calls never see",
-	"zfs-local-ephemeral-inline": "inline ephemeral volumes never pass through CreateVolume, so no handle can carry the connection",
-}
-
-// Planned lists democratic-csi driver types switchyard will serve but this
-// build does not have yet: configs naming them get a clear error rather than
-// "unknown driver".
-var Planned = []string{
-	"synology-iscsi", "nfs-client", "smb-client", "lustre-client", "node-manual",
-	"zfs-local-dataset", "zfs-local-zvol",
-}
-
-// Unknown explains why name is not a driver type this build can run: one
-// planned for a later version, or one switchyard has never heard of.
-func Unknown(name string) string {
-	if slices.Contains(Planned, name) {
-		return fmt.Sprintf("%s is not available in this build of switchyard yet", name)
-	}
-	return fmt.Sprintf("unknown driver %q; known: %s", name, strings.Join(Names(), ", "))
 }

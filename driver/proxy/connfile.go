@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -48,22 +49,11 @@ func readConnection(name, file string, main config.Tree, s *Settings) (*connConf
 }
 
 // checkConnection validates a parsed connection file; it is shared by the
-// running proxy and `switchyard config check`.
+// running proxy and `switchyard config check`. The driver type is resolved
+// by backend.Resolve, so a bad type reads the same here as at start-up;
+// the code is INVALID_ARGUMENT for a type that can never sit behind the
+// proxy, FAILED_PRECONDITION for everything the file must fix.
 func checkConnection(name, file string, tree, main config.Tree, s *Settings) (*connConfig, config.Problems, codes.Code) {
-	problem := func(key, format string, a ...any) config.Problems {
-		return config.Problems{{File: file, Key: key, Msg: fmt.Sprintf(format, a...)}}
-	}
-	drv, _ := backend.DriverOf(tree)
-	if drv == "" {
-		return nil, problem("driver", "required: the backend driver type of this connection (e.g. local-hostpath)"), codes.FailedPrecondition
-	}
-	if why, bad := backend.ProxyIncompatible[drv]; bad {
-		return nil, problem("driver", "%s cannot be used behind the proxy: %s", drv, why), codes.InvalidArgument
-	}
-	typ, ok := backend.Lookup(drv)
-	if !ok {
-		return nil, problem("driver", "%s", backend.Unknown(drv)), codes.FailedPrecondition
-	}
 	// The connection file is a complete real-driver config merged over the
 	// main config (so node.* and service.* defaults carry over), minus the
 	// proxy's own section and driver name.
@@ -72,10 +62,23 @@ func checkConnection(name, file string, tree, main config.Tree, s *Settings) (*c
 	delete(base, "driver")
 	merged := config.Merge(base, tree)
 
+	typ, err := backend.Resolve(merged, file)
 	var ps config.Problems
-	if typ.Validate != nil {
-		ps = append(ps, config.Problems(typ.Validate(merged)).InFile(file)...)
+	if err != nil {
+		var re *backend.ResolveError
+		if !errors.As(err, &re) {
+			return nil, config.Problems{{File: file, Key: "driver", Msg: err.Error()}}, codes.FailedPrecondition
+		}
+		if re.Kind != backend.Invalid {
+			code := codes.FailedPrecondition
+			if re.Kind == backend.ProxyIncompatible {
+				code = codes.InvalidArgument
+			}
+			return nil, re.Problems, code
+		}
+		ps = append(ps, re.Problems...) // add the proxy's own checks below
 	}
+	drv, _ := backend.DriverOf(merged) // as the file spells it (an alias, perhaps)
 	if typ.HostNQN && !s.NodeID.NQN {
 		ps = append(ps, config.Problem{File: file, Key: "driver", Msg: fmt.Sprintf(
 			"%s grants each node's NVMe host NQN at ControllerPublishVolume: set proxy.nodeId.parts.nqn: true in the main config "+

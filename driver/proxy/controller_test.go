@@ -96,7 +96,7 @@ func TestBrokenConnectionFiles(t *testing.T) {
 		{"no-driver", "fake:\n  label: x\n", codes.FailedPrecondition, []string{"no-driver.yaml", "driver: required"}},
 		{"unknown-driver", "driver: teleport\n", codes.FailedPrecondition, []string{"unknown driver \"teleport\"", "known: ", "fake-test"}},
 		{"nested-proxy", "driver: proxy\nproxy:\n  configFolder: /tmp\n", codes.InvalidArgument, []string{"proxy cannot be used behind the proxy"}},
-		{"objectivefs", "driver: objectivefs\n", codes.InvalidArgument, []string{"objectivefs cannot be used behind the proxy"}},
+		{"objectivefs", "driver: objectivefs\n", codes.InvalidArgument, []string{"objectivefs cannot be used in switchyard, standalone or behind the proxy"}},
 		{"ephemeral", "driver: zfs-local-ephemeral-inline\n", codes.InvalidArgument, []string{"zfs-local-ephemeral-inline cannot be used"}},
 		{"planned", "driver: synology-iscsi\n", codes.FailedPrecondition, []string{"not available in this build"}},
 		{"missing-key", "driver: fake-test\n", codes.FailedPrecondition, []string{"missing-key.yaml: fake.label: required"}},

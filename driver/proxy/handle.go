@@ -1,7 +1,7 @@
 // Package proxy is the multi-backend driver: it routes each CSI call to a
 // connection (a backend config file <name>.yaml in a folder), keeps the
 // connection in every handle it returns, reloads connection files while
-// running, and reports node id and topology.
+// running, and reports the node's topology and node id (built by driver/nodeid).
 package proxy
 
 import (

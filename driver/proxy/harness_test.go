@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/nodeid"
 )
 
 // rig is a proxy controller over a temporary connections folder.
@@ -35,7 +36,7 @@ func newRig(t *testing.T, mutate ...func(*Settings)) *rig {
 	if err := os.Mkdir(folder, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	set := &Settings{ConfigFolder: folder, Topology: TopologySettings{Type: TopologyCluster, Prefix: DefaultTopologyPrefix}, NodeID: NodeIDSettings{NodeName: true}}
+	set := &Settings{ConfigFolder: folder, Topology: TopologySettings{Type: TopologyCluster, Prefix: DefaultTopologyPrefix}, NodeID: nodeid.Settings{NodeName: true}}
 	for _, m := range mutate {
 		m(set)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/nodeid"
 )
 
 // DefaultTopologyPrefix is democratic-csi's topology key prefix.
@@ -21,22 +22,9 @@ type Settings struct {
 	CacheTimeout      time.Duration
 	NoCache           bool
 	DefaultConnection string
-	NodeID            NodeIDSettings
+	NodeID            nodeid.Settings
 	Topology          TopologySettings
 }
-
-// NodeIDSettings choose the parts of node_id (reference/proxy.md).
-type NodeIDSettings struct {
-	NodeName, Hostname, IQN, NQN bool
-	IQNPrefixes, NQNPrefixes     []IDPrefix
-	// IQNFile and NQNFile are where the node's initiator names are read
-	// (default IQNFile, NQNFile): a node plugin container may mount the
-	// host's /etc elsewhere.
-	IQNFile, NQNFile string
-}
-
-// IDPrefix shortens an IQN/NQN in node_id: Prefix is replaced by ShortName.
-type IDPrefix struct{ ShortName, Prefix string }
 
 // Topology types.
 const (
@@ -95,78 +83,11 @@ func ParseSettings(t config.Tree) (Settings, config.Problems) {
 		}
 		s.DefaultConnection = d
 	}
-	s.NodeID, ps = parseNodeID(t, ps)
+	var nps config.Problems
+	s.NodeID, nps = nodeid.ParseSettings(t, nodeid.Settings{NodeName: true})
+	ps = append(ps, nps...)
 	s.Topology, ps = parseTopology(t, ps)
 	return s, ps
-}
-
-// ParseNodeIDSettings reads proxy.nodeId from t over defaults; standalone
-// drivers that grant hosts access use it too.
-func ParseNodeIDSettings(t config.Tree, defaults NodeIDSettings) (NodeIDSettings, config.Problems) {
-	return parseNodeIDOver(t, defaults, nil)
-}
-
-func parseNodeID(t config.Tree, ps config.Problems) (NodeIDSettings, config.Problems) {
-	return parseNodeIDOver(t, NodeIDSettings{NodeName: true}, ps)
-}
-
-func parseNodeIDOver(t config.Tree, n NodeIDSettings, ps config.Problems) (NodeIDSettings, config.Problems) {
-	flag := func(key string, dst *bool) {
-		v, set, err := t.Bool("proxy.nodeId.parts." + key)
-		if err != nil {
-			ps = append(ps, config.Problem{Key: "proxy.nodeId.parts." + key, Msg: "must be true or false"})
-		} else if set {
-			*dst = v
-		}
-	}
-	flag("nodeName", &n.NodeName)
-	flag("hostname", &n.Hostname)
-	flag("iqn", &n.IQN)
-	flag("nqn", &n.NQN)
-	if !n.NodeName && !n.Hostname && !n.IQN && !n.NQN {
-		ps = append(ps, config.Problem{Key: "proxy.nodeId.parts", Msg: "at least one part must be true: node_id cannot be empty"})
-	}
-	n.IQNFile, n.NQNFile = IQNFile, NQNFile
-	if f, ok := t.String("proxy.nodeId.iqnFile"); ok && f != "" {
-		n.IQNFile = f
-	}
-	if f, ok := t.String("proxy.nodeId.nqnFile"); ok && f != "" {
-		n.NQNFile = f
-	}
-	n.IQNPrefixes, ps = parsePrefixes(t, "proxy.nodeId.iqnPrefix", ps)
-	n.NQNPrefixes, ps = parsePrefixes(t, "proxy.nodeId.nqnPrefix", ps)
-	return n, ps
-}
-
-var shortNameRE = regexp.MustCompile(`^[0-9a-z]+$`)
-
-func parsePrefixes(t config.Tree, key string, ps config.Problems) ([]IDPrefix, config.Problems) {
-	v, ok := t.Lookup(key)
-	if !ok || v == nil {
-		return nil, ps
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, append(ps, config.Problem{Key: key, Msg: "must be a list of {shortName, prefix}"})
-	}
-	var out []IDPrefix
-	for i, e := range list {
-		item, _ := e.(map[string]any)
-		k := fmt.Sprintf("%s[%d]", key, i)
-		p := IDPrefix{}
-		p.ShortName, _ = config.Tree(item).String("shortName")
-		p.Prefix, _ = config.Tree(item).String("prefix")
-		if !shortNameRE.MatchString(p.ShortName) {
-			ps = append(ps, config.Problem{Key: k + ".shortName", Msg: "must be lower-case letters and digits"})
-			continue
-		}
-		if p.Prefix == "" {
-			ps = append(ps, config.Problem{Key: k + ".prefix", Msg: "required"})
-			continue
-		}
-		out = append(out, p)
-	}
-	return out, ps
 }
 
 func parseTopology(t config.Tree, ps config.Problems) (TopologySettings, config.Problems) {
