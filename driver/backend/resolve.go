@@ -113,6 +113,10 @@ var planned = []string{
 	"zfs-local-dataset", "zfs-local-zvol",
 }
 
+// Planned returns the planned driver types (for the architecture test that
+// keeps a registered type off this list).
+func Planned() []string { return slices.Clone(planned) }
+
 // suggest is the known name closest to name, if it is a likely typo (at
 // most two edits, and fewer than half the name).
 func suggest(name string) string {
