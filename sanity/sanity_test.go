@@ -161,8 +161,16 @@ var _ = ReportAfterSuite("counts", func(r Report) {
 	var skips strings.Builder
 	per := map[string]*counts{}
 	var unexplained []string
+	// With -ginkgo.focus/skip (a run of a few configurations), the specs
+	// filtered out are skipped without a message: they did not run, so
+	// they are left out of the counts rather than reported as unexplained.
+	sc := r.SuiteConfig
+	filtering := len(sc.FocusStrings)+len(sc.SkipStrings)+len(sc.FocusFiles)+len(sc.SkipFiles) > 0 || sc.LabelFilter != ""
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt || len(s.ContainerHierarchyTexts) == 0 {
+			continue
+		}
+		if filtering && s.State.Is(types.SpecStateSkipped) && s.Failure.Message == "" {
 			continue
 		}
 		name := s.ContainerHierarchyTexts[0]
