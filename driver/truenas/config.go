@@ -7,7 +7,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/config"
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // parseHTTP reads httpConnection (democratic-csi's keys plus switchyard's
@@ -85,10 +85,10 @@ type shareSettings struct {
 	maprootGroup      string
 	mapallUser        string
 	mapallGroup       string
-	commentTemplate   *zfsgeneric.Template
+	commentTemplate   *engine.Template
 	smbFields         map[string]any // smb share* keys, as API fields
-	smbAuxTemplate    *zfsgeneric.Template
-	nameTemplate      *zfsgeneric.Template
+	smbAuxTemplate    *engine.Template
+	nameTemplate      *engine.Template
 	namePrefix        string
 	nameSuffix        string
 	portal            string
@@ -96,7 +96,7 @@ type shareSettings struct {
 	iface             string
 	targetGroups      []targetGroup
 	extent            map[string]any // iscsi extent fields from extent* keys
-	extentComment     *zfsgeneric.Template
+	extentComment     *engine.Template
 	nvmeTransports    []string
 	nvmePorts         []int // nvmet.port ids to link; empty: every TCP port
 	nvmeAllowAnyHost  bool
@@ -109,12 +109,12 @@ type targetGroup struct {
 	Auth       *int   `json:"auth"`
 }
 
-func template(r *config.Reader, key string) *zfsgeneric.Template {
+func template(r *config.Reader, key string) *engine.Template {
 	s := r.Str(key)
 	if s == "" {
 		return nil
 	}
-	t, err := zfsgeneric.ParseTemplate(s)
+	t, err := engine.ParseTemplate(s)
 	if err != nil {
 		r.Add(key, "%v", err)
 		return nil

@@ -10,7 +10,7 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // kind is what a driver shares.
@@ -40,9 +40,9 @@ func init() {
 			Name:             k.name,
 			Aliases:          []string{k.alias},
 			ConfigKey:        "httpConnection",
-			MaxVolumeIDLen:   zfsgeneric.MaxVolumeIDLen,
-			MaxSnapshotIDLen: zfsgeneric.MaxSnapshotIDLen,
-			Validate:         func(cfg config.Tree) []config.Problem { _, _, ps := parse(k, cfg); return ps },
+			MaxVolumeIDLen:   engine.MaxVolumeIDLen,
+			MaxSnapshotIDLen: engine.MaxSnapshotIDLen,
+			Validate:         func(cfg config.Tree) []config.Problem { _, _, _, ps := parse(k, cfg); return ps },
 			New: func(opts backend.Options) (backend.Driver, error) {
 				return New(k, opts)
 			},
@@ -59,8 +59,10 @@ func kindOf(driver string) (kind, bool) {
 	return kind{}, false
 }
 
-// parse reads and checks every key the driver uses.
-func parse(k kind, cfg config.Tree) (api.Config, shareSettings, []config.Problem) {
+// parse reads and checks every key the driver uses: httpConnection, the
+// protocol section, the keys every ZFS backend shares and, for the SSH
+// drivers, sshConnection and zfs.cli.
+func parse(k kind, cfg config.Tree) (api.Config, shareSettings, engine.CLIConfig, []config.Problem) {
 	r := config.NewReader(cfg)
 	hc := parseHTTP(r)
 	var s shareSettings
@@ -74,51 +76,41 @@ func parse(k kind, cfg config.Tree) (api.Config, shareSettings, []config.Problem
 	case "nvmeof":
 		s = parseNVMeoF(r)
 	}
-	ps := append(r.Problems(), zfsgeneric.ValidateCommon(cfg)...)
+	engine.Validate(r)
+	var cli engine.CLIConfig
 	if k.ssh {
-		ps = append(ps, zfsgeneric.ValidateSSH(cfg)...)
+		cli = engine.ReadCLI(r, true)
 	}
-	return hc, s, ps
+	return hc, s, cli, r.Problems()
 }
 
 // New builds a TrueNAS driver. Nothing is contacted until the first call.
 func New(k kind, opts backend.Options) (backend.Driver, error) {
-	hc, s, ps := parse(k, opts.Config)
+	hc, s, cli, ps := parse(k, opts.Config)
 	if len(ps) > 0 {
 		return nil, config.Problems(ps).InFile(opts.File)
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
 	}
 	// The driver reports itself as configured (truenas-* or freenas-*):
 	// volume_context's provisioner_driver is compared with it.
 	if name, _ := opts.Config["driver"].(string); name != "" {
 		k.name = name
 	}
-	log = log.With("driver", k.name)
-	if opts.Connection != "" {
-		log = log.With("connection", opts.Connection)
-	}
+	log := engine.Logger(opts, k.name)
 	client, err := api.New(hc, log)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
 	t := &truenas{kind: k, api: client, log: log, csiName: opts.CSIName}
 	sharer := t.sharer(s)
+	var p engine.Platform = &apiPlatform{truenas: t, sharer: sharer, closeAPI: client.Close}
 	if k.ssh {
-		return zfsgeneric.NewSSHEngine(opts, k.name, k.block(), sharer, client.Close)
+		host, err := engine.NewCLIHost(opts, k.name, cli)
+		if err != nil {
+			return nil, err
+		}
+		p = &sshPlatform{CLIHost: host, sharer: sharer, closeAPI: client.Close}
 	}
-	return zfsgeneric.NewEngine(opts, zfsgeneric.Platform{
-		Driver:         k.name,
-		Block:          k.block(),
-		Datasets:       &datasets{t: t},
-		Sharer:         sharer,
-		MaxZvolName:    t.maxZvolName,
-		MinQuota:       1 << 30, // the API refuses refquota below 1 GiB (or 0)
-		SetPermissions: t.setPermissions,
-		Close:          client.Close,
-	})
+	return engine.New(engine.Options{Options: opts, Driver: k.name, Block: k.block(), Platform: p})
 }
 
 // caller is what the backend needs of the API client (*api.Client).

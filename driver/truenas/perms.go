@@ -8,14 +8,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // setPermissions applies zfs.datasetPermissions* through the API's
 // filesystem jobs: setperm for the mode, chown for the owner (the API
 // takes numeric ids). ACL entries (setfacl arguments) have no API
 // equivalent; they are reported once in the log and skipped.
-func (t *truenas) setPermissions(ctx context.Context, mountpoint string, p zfsgeneric.Permissions) error {
+func (t *truenas) setPermissions(ctx context.Context, mountpoint string, p engine.Permissions) error {
 	if p.Mode != "" {
 		mode := strings.TrimPrefix(strings.TrimPrefix(p.Mode, "0o"), "0")
 		if mode == "" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // User properties democratic-csi's TrueNAS drivers record: TrueNAS reuses
@@ -28,7 +28,7 @@ const (
 	propNVMeAssets     = "democratic-csi:freenas_nvmeof_assets_name"
 )
 
-func (t *truenas) sharer(s shareSettings) zfsgeneric.Sharer {
+func (t *truenas) sharer(s shareSettings) engine.Sharer {
 	switch t.kind.protocol {
 	case "nfs":
 		return &nfsShare{t: t, s: s}
@@ -43,7 +43,7 @@ func (t *truenas) sharer(s shareSettings) zfsgeneric.Sharer {
 // assetName is the target/share/subsystem name of a volume: nameTemplate
 // (or the dataset's leaf name) with namePrefix and nameSuffix, lowercased,
 // as democratic-csi names them.
-func assetName(s shareSettings, r zfsgeneric.ShareRequest) string {
+func assetName(s shareSettings, r engine.ShareRequest) string {
 	name := r.Dataset[strings.LastIndexByte(r.Dataset, '/')+1:]
 	if s.nameTemplate != nil {
 		name = s.nameTemplate.Render(r.Name, r.Params)

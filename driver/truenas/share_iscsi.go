@@ -7,7 +7,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // iscsiShare exports zvols as iSCSI LUN 0 of a target per volume:
@@ -69,7 +69,7 @@ func (i *iscsiShare) createOrFind(ctx context.Context, ns string, req map[string
 	return found, nil
 }
 
-func (i *iscsiShare) Create(ctx context.Context, r zfsgeneric.ShareRequest) (map[string]string, []zfs.Prop, error) {
+func (i *iscsiShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	name := assetName(i.s, r)
 	if err := checkAssetName("iscsi", name, maxExtentName); err != nil {
 		return nil, nil, err

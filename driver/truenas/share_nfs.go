@@ -9,7 +9,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // nfsShare shares filesystems with sharing.nfs.
@@ -20,7 +20,7 @@ type nfsShare struct {
 
 func (n *nfsShare) AssetProps() []string { return []string{"mountpoint", propNFSShareID} }
 
-func (n *nfsShare) Create(ctx context.Context, r zfsgeneric.ShareRequest) (map[string]string, []zfs.Prop, error) {
+func (n *nfsShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	if r.Mountpoint == "" || r.Mountpoint == "-" {
 		return nil, nil, status.Errorf(codes.FailedPrecondition, "%s: %s has no mountpoint to share", n.t.kind.name, r.Dataset)
 	}

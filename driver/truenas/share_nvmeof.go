@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // nvmeofShare exports zvols through TrueNAS's NVMe-oF target (25.10+): a
@@ -83,7 +83,7 @@ func (ns namespace) subsysID() int {
 	return ns.SubsysID
 }
 
-func (n *nvmeofShare) Create(ctx context.Context, r zfsgeneric.ShareRequest) (map[string]string, []zfs.Prop, error) {
+func (n *nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	if err := n.check(ctx); err != nil {
 		return nil, nil, err
 	}

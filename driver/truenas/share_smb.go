@@ -6,7 +6,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
-	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // smbShare shares filesystems with sharing.smb.
@@ -17,7 +17,7 @@ type smbShare struct {
 
 func (m *smbShare) AssetProps() []string { return []string{"mountpoint", propSMBShareID} }
 
-func (m *smbShare) Create(ctx context.Context, r zfsgeneric.ShareRequest) (map[string]string, []zfs.Prop, error) {
+func (m *smbShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	name := assetName(m.s, r)
 	if err := checkAssetName("smb", name, 80); err != nil {
 		return nil, nil, err

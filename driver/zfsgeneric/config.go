@@ -1,51 +1,33 @@
 package zfsgeneric
 
 import (
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
-	"github.com/switchyard-csi/switchyard/driver/volumeid"
-	"github.com/switchyard-csi/switchyard/driver/zfs"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
-// settings is the typed view of a zfs-generic-* config (democratic-csi's
-// keys; see docs/backends/zfs-generic.md).
+// settings is the typed view of a zfs-generic-* config's own keys
+// (democratic-csi's; see docs/backends/zfs-generic.md); the keys every ZFS
+// backend shares are driver/zfs/engine's.
 type settings struct {
 	driver string
-	kind   kind
-
-	ssh      *zfs.SSHConfig // nil: run zfs locally
-	paths    zfs.Paths
-	sudo     bool
-	parent   string // zfs.datasetParentName, without trailing "/"
-	snapshot string // zfs.detachedSnapshotsDatasetParentName ("" = no detached snapshots)
-
-	datasetProps []propTemplate
-	quotas       bool
-	reservation  bool
-	permMode     string
-	permUser     string
-	permGroup    string
-	acls         []string
-	aclBinary    string
-
-	zvolCompression string
-	zvolDedup       string
-	zvolReserve     bool
-	zvolBlocksize   int64
-
-	idHash     string
-	retain     bool // _private.csi.volume.deleteStrategy: retain
-	instanceID string
-
-	share shareSettings
+	cli    engine.CLIConfig
+	share  shareSettings
 }
 
-type propTemplate struct {
-	name string
-	tmpl template
+// block reports whether volumes are zvols.
+func (s settings) block() bool { return s.driver == DriverISCSI || s.driver == DriverNVMeoF }
+
+// fsTypes are the mount fs_types nodes may be asked for.
+func (s settings) fsTypes() []string {
+	switch s.driver {
+	case DriverNFS:
+		return engine.NFSFSTypes
+	case DriverSMB:
+		return engine.SMBFSTypes
+	}
+	return engine.BlockFSTypes
 }
 
 // shareSettings holds the keys of the protocol section.
@@ -55,7 +37,7 @@ type shareSettings struct {
 
 	// iscsi and nvmeof
 	basename     string
-	nameTemplate *template
+	nameTemplate *engine.Template
 	namePrefix   string
 	nameSuffix   string
 	cliSudo      bool
@@ -76,21 +58,6 @@ type shareSettings struct {
 	nvmetConfigPath string
 }
 
-// kind is what a volume is on the host.
-type kind int
-
-const (
-	filesystem kind = iota
-	volume
-)
-
-func (k kind) String() string {
-	if k == volume {
-		return "volume"
-	}
-	return "filesystem"
-}
-
 // Validate reports every problem in a zfs-generic-* config.
 func Validate(cfg config.Tree) []config.Problem {
 	_, ps := parseSettings(cfg)
@@ -101,21 +68,12 @@ func parseSettings(cfg config.Tree) (settings, []config.Problem) {
 	r := config.NewReader(cfg)
 	s := settings{driver: r.Str("driver")}
 	switch s.driver {
-	case DriverNFS, DriverSMB:
-		s.kind = filesystem
-	case DriverISCSI, DriverNVMeoF:
-		s.kind = volume
+	case DriverNFS, DriverSMB, DriverISCSI, DriverNVMeoF:
 	default:
 		r.Add("driver", "%q is not a zfs-generic driver", s.driver)
 	}
-
-	if v, ok := cfg.Lookup("sshConnection"); ok && v != nil {
-		s.ssh = parseSSH(r)
-	}
-	s.sudo = r.Bool("zfs.cli.sudoEnabled", false)
-	s.paths = zfs.Paths{ZFS: r.Str("zfs.cli.paths.zfs"), Zpool: r.Str("zfs.cli.paths.zpool"),
-		Sudo: r.Str("zfs.cli.paths.sudo"), Chroot: r.Str("zfs.cli.paths.chroot")}
-	parseCommon(r, &s)
+	s.cli = engine.ReadCLI(r, false)
+	engine.Validate(r)
 
 	switch s.driver {
 	case DriverNFS:
@@ -128,145 +86,6 @@ func parseSettings(cfg config.Tree) (settings, []config.Problem) {
 		s.share = parseNVMeoF(r)
 	}
 	return s, r.Problems()
-}
-
-// parseCommon reads the keys every ZFS backend shares (zfs.*, _private,
-// instance_id), whatever drives the host.
-func parseCommon(r *config.Reader, s *settings) {
-	s.parent = strings.TrimRight(r.Required("zfs.datasetParentName", "the dataset under which volumes are made, e.g. tank/k8s/vols"), "/")
-	s.snapshot = strings.TrimRight(r.Str("zfs.detachedSnapshotsDatasetParentName"), "/")
-	checkDatasetName(r, "zfs.datasetParentName", s.parent)
-	if s.snapshot != "" {
-		checkDatasetName(r, "zfs.detachedSnapshotsDatasetParentName", s.snapshot)
-		if s.parent != "" && (strings.HasPrefix(s.parent+"/", s.snapshot+"/") || strings.HasPrefix(s.snapshot+"/", s.parent+"/")) {
-			r.Add("zfs.detachedSnapshotsDatasetParentName", "must not overlap zfs.datasetParentName (%s and %s): they may be siblings, but neither may contain the other", s.snapshot, s.parent)
-		}
-	}
-
-	for _, p := range r.Pairs("zfs.datasetProperties") {
-		t, err := parseTemplate(p.Value)
-		if err != nil {
-			r.Add("zfs.datasetProperties."+p.Key, "%v", err)
-			continue
-		}
-		s.datasetProps = append(s.datasetProps, propTemplate{name: p.Key, tmpl: t})
-	}
-	s.quotas = r.Bool("zfs.datasetEnableQuotas", false)
-	s.reservation = r.Bool("zfs.datasetEnableReservation", false)
-	s.permMode = r.Str("zfs.datasetPermissionsMode")
-	if s.permMode != "" {
-		if _, err := strconv.ParseUint(strings.TrimPrefix(s.permMode, "0o"), 8, 32); err != nil {
-			r.Add("zfs.datasetPermissionsMode", "must be an octal mode such as \"0777\", got %q", s.permMode)
-		}
-	}
-	s.permUser = r.Str("zfs.datasetPermissionsUser")
-	s.permGroup = r.Str("zfs.datasetPermissionsGroup")
-	s.acls = r.List("zfs.datasetPermissionsAcls")
-	s.aclBinary = r.Str("zfs.datasetPermissionsAclsBinary")
-	if s.aclBinary == "" {
-		s.aclBinary = "setfacl"
-	}
-
-	s.zvolCompression = r.Str("zfs.zvolCompression")
-	s.zvolDedup = r.Str("zfs.zvolDedup")
-	s.zvolReserve = r.Bool("zfs.zvolEnableReservation", false)
-	s.zvolBlocksize = 16 << 10
-	if b := r.Str("zfs.zvolBlocksize"); b != "" {
-		n, err := zfs.ParseSize(b)
-		if err != nil || n < 512 || n > 16<<20 || n&(n-1) != 0 {
-			r.Add("zfs.zvolBlocksize", "must be a power of two from 512 to 16M (512, 4K, 16K, 64K, 128K...), got %q", b)
-		} else {
-			s.zvolBlocksize = n
-		}
-	}
-
-	strategy, err := volumeid.ParseStrategy(r.Str("_private.csi.volume.idHash.strategy"))
-	if err != nil {
-		r.Add("_private.csi.volume.idHash.strategy", "%v", err)
-	}
-	s.idHash = strategy
-	if t := r.Str("_private.csi.volume.idTemplate"); t != "" {
-		r.Add("_private.csi.volume.idTemplate", "is not supported by switchyard (volume ids are the volume name, optionally hashed with _private.csi.volume.idHash.strategy); remove it")
-	}
-	switch ds := r.Str("_private.csi.volume.deleteStrategy"); ds {
-	case "", "delete":
-	case "retain":
-		s.retain = true
-	default:
-		r.Add("_private.csi.volume.deleteStrategy", "must be delete or retain, got %q", ds)
-	}
-	s.instanceID = r.Str("instance_id")
-}
-
-func parseSSH(r *config.Reader) *zfs.SSHConfig {
-	c := &zfs.SSHConfig{
-		Host:       r.Required("sshConnection.host", "the storage host's address"),
-		Username:   r.Required("sshConnection.username", "the user to log in as"),
-		Password:   r.Str("sshConnection.password"),
-		PrivateKey: r.Str("sshConnection.privateKey"),
-		Passphrase: r.Str("sshConnection.passphrase"),
-	}
-	if p := r.Str("sshConnection.port"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 65535 {
-			r.Add("sshConnection.port", "must be a TCP port (1-65535), got %q", p)
-		}
-		c.Port = n
-	}
-	if v := r.Str("sshConnection.maxSessions"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			r.Add("sshConnection.maxSessions", "must be a number of sessions from 1 to 1000 (the server's MaxSessions, 10 by default), got %q", v)
-		}
-		c.MaxSessions = n
-	}
-	if v := r.Str("sshConnection.keepaliveInterval"); v != "" {
-		// democratic-csi (ssh2) takes milliseconds; 0 turns keepalives off.
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			r.Add("sshConnection.keepaliveInterval", "must be milliseconds (0 turns keepalives off), got %q", v)
-		}
-		c.KeepAlive = time.Duration(n) * time.Millisecond
-		if n == 0 {
-			c.KeepAlive = -1
-		}
-	}
-	if v := r.Str("sshConnection.readyTimeout"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			r.Add("sshConnection.readyTimeout", "must be milliseconds, got %q", v)
-		}
-		c.DialTimeout = time.Duration(n) * time.Millisecond
-	}
-	c.HostKeyFingerprint = r.Str("sshConnection.hostKeyFingerprint")
-	if c.Password == "" && c.PrivateKey == "" {
-		r.Add("sshConnection", "set password or privateKey")
-	}
-	return c
-}
-
-// checkDatasetName applies zfs's naming rules early, so a typo is a config
-// error rather than a failed CreateVolume.
-func checkDatasetName(r *config.Reader, key, name string) {
-	if name == "" {
-		return
-	}
-	if len(name) > 200 {
-		r.Add(key, "is %d bytes long; zfs names are limited to 255 bytes and volume ids need room below it", len(name))
-	}
-	for _, comp := range strings.Split(name, "/") {
-		if comp == "" {
-			r.Add(key, "%q has an empty path component", name)
-			return
-		}
-		if bad := volumeid.InvalidChars(comp, func(c byte) bool { return volumeid.IsAlnum(c) || strings.IndexByte("-_.:", c) >= 0 }); bad != "" {
-			r.Add(key, "%q contains characters zfs does not allow in names: %q", name, bad)
-			return
-		}
-	}
-	if strings.ContainsAny(name, "@#") {
-		r.Add(key, "%q must name a dataset, not a snapshot or bookmark", name)
-	}
 }
 
 func parsePropertyShare(r *config.Reader, section, prop string) shareSettings {
@@ -293,11 +112,11 @@ func parsePropertyShare(r *config.Reader, section, prop string) shareSettings {
 
 func parseNaming(r *config.Reader, section string, s *shareSettings) {
 	if t := r.Str(section + ".nameTemplate"); t != "" {
-		tmpl, err := parseTemplate(t)
+		tmpl, err := engine.ParseTemplate(t)
 		if err != nil {
 			r.Add(section+".nameTemplate", "%v", err)
 		}
-		s.nameTemplate = &tmpl
+		s.nameTemplate = tmpl
 	}
 	s.namePrefix = r.Str(section + ".namePrefix")
 	s.nameSuffix = r.Str(section + ".nameSuffix")
@@ -381,6 +200,3 @@ func kvs(items []string) []config.KV {
 	}
 	return out
 }
-
-// datasetName is the dataset of volume id.
-func (s *settings) datasetName(id string) string { return s.parent + "/" + id }

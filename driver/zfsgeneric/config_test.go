@@ -44,14 +44,9 @@ func TestParseNFSConfig(t *testing.T) {
 	if len(ps) > 0 {
 		t.Fatalf("problems: %v", ps)
 	}
-	if s.parent != "tank/k8s/vols" || s.snapshot != "tank/k8s/snaps" || s.kind != filesystem || !s.quotas ||
-		s.ssh == nil || s.ssh.Port != 2222 || s.permUser != "0" || s.share.host != "192.0.2.10" ||
-		len(s.share.props) != 1 || s.share.props[0].Value != "rw,no_root_squash" || len(s.datasetProps) != 1 {
+	if s.driver != DriverNFS || s.block() || s.cli.SSH == nil || s.cli.SSH.Port != 2222 || s.share.host != "192.0.2.10" ||
+		len(s.share.props) != 1 || s.share.props[0].Value != "rw,no_root_squash" {
 		t.Fatalf("settings: %+v", s)
-	}
-	got := s.datasetProps[0].tmpl.render("pvc-1", map[string]string{"csi.storage.k8s.io/pvc/namespace": "ns", "csi.storage.k8s.io/pvc/name": "data<&>"})
-	if got != "ns/data&lt;&amp;&gt;" {
-		t.Fatalf("template rendered %q", got)
 	}
 }
 
@@ -101,7 +96,7 @@ iscsi:
   targetPortal: 127.0.0.1:3260
 `
 	s, ps := parse(t, iscsi)
-	if s.kind != volume || s.zvolBlocksize != 64<<10 || s.ssh != nil {
+	if !s.block() || s.cli.SSH != nil {
 		t.Fatalf("settings %+v", s)
 	}
 	if len(ps) != 1 || !strings.Contains(ps[0].Msg, "password") {

@@ -9,30 +9,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/zfs"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
-// Sharer makes a volume reachable by nodes and undoes it. Backends built
-// on this engine (driver/truenas) bring their own.
-type Sharer interface {
-	// Create shares the volume and returns its volume_context and the
-	// properties to record with it (set together with the context).
-	Create(ctx context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error)
-	// Remove undoes Create; it succeeds when there is nothing to remove.
-	// props holds what was read of the dataset (at least AssetProps).
-	Remove(ctx context.Context, dataset string, props zfs.Properties) error
-	// AssetProps are the properties Remove needs (ids and names recorded
-	// by Create).
-	AssetProps() []string
-}
-
-// ShareRequest is one volume to share.
-type ShareRequest struct {
-	ID, Dataset, Name string
-	Params            map[string]string
-	Mountpoint        string // filesystems
-}
-
-func newSharer(d *Driver) Sharer {
+func newSharer(d *platform) engine.Sharer {
 	switch d.cfg.driver {
 	case DriverNFS:
 		return propertyShare{d: d, attach: "nfs"}
@@ -50,11 +30,11 @@ func newSharer(d *Driver) Sharer {
 // the host's own zfs share integration serves it. The share goes away with
 // the dataset, so remove has nothing to do.
 type propertyShare struct {
-	d      *Driver
+	d      *platform
 	attach string
 }
 
-func (s propertyShare) Create(_ context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error) {
+func (s propertyShare) Create(_ context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	var props []zfs.Prop
 	for _, p := range s.d.cfg.share.props {
 		props = append(props, zfs.Prop{Name: p.Key, Value: p.Value})
@@ -80,11 +60,11 @@ func smbShareName(dataset string) string {
 
 // assetName is the target/subsystem name of a volume: nameTemplate (or the
 // volume id), with namePrefix and nameSuffix, lowercased, as democratic-csi.
-func (d *Driver) assetName(section string, r ShareRequest) (string, error) {
+func (d *platform) assetName(section string, r engine.ShareRequest) (string, error) {
 	sh := d.cfg.share
 	name := r.ID
 	if sh.nameTemplate != nil {
-		name = sh.nameTemplate.render(r.Name, r.Params)
+		name = sh.nameTemplate.Render(r.Name, r.Params)
 	}
 	name = strings.ToLower(sh.namePrefix + name + sh.nameSuffix)
 	if name == "" {
@@ -112,7 +92,7 @@ func checkQualifiedName(kind, name, section string) error {
 // storedAsset is the asset name recorded on the dataset, or the default
 // derived from the dataset name (volumes democratic-csi made before it
 // recorded names).
-func (d *Driver) storedAsset(dataset string, props zfs.Properties, prop string) string {
+func (d *platform) storedAsset(dataset string, props zfs.Properties, prop string) string {
 	if p := props[prop]; p.IsSet() {
 		return strings.ToLower(p.Value)
 	}
@@ -125,9 +105,9 @@ func (d *Driver) storedAsset(dataset string, props zfs.Properties, prop string) 
 // with the script single-quoted so the shell expands nothing in it. Calls
 // are serialised per host; "Ran out of input" (targetcli reading a
 // truncated script) is retried.
-func (d *Driver) runCLI(ctx context.Context, cli []string, script string, sensitive []string) (zfs.Output, error) {
+func (d *platform) runCLI(ctx context.Context, cli []string, script string, sensitive []string) (zfs.Output, error) {
 	if d.cfg.share.cliSudo {
-		cli = append([]string{d.sudoPath()}, cli...)
+		cli = append([]string{d.SudoPath()}, cli...)
 	}
 	line := zfs.Line("sh", "-c", "echo "+zfs.Quote(script)+" | "+zfs.Line(cli...))
 	d.cliLock.Lock()
@@ -135,9 +115,9 @@ func (d *Driver) runCLI(ctx context.Context, cli []string, script string, sensit
 	var out zfs.Output
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		out, err = d.exec.Run(ctx, line, zfs.RunOptions{PTY: true, Sensitive: sensitive})
+		out, err = d.Run(ctx, line, zfs.RunOptions{PTY: true, Sensitive: sensitive})
 		if err != nil {
-			return out, d.transportErr(err)
+			return out, err
 		}
 		if !strings.Contains(out.Stdout+out.Stderr, "Ran out of input") {
 			break
@@ -146,7 +126,7 @@ func (d *Driver) runCLI(ctx context.Context, cli []string, script string, sensit
 	return out, nil
 }
 
-func cliFailed(d *Driver, what string, out zfs.Output, sensitive []string) error {
+func cliFailed(d *platform, what string, out zfs.Output, sensitive []string) error {
 	msg := strings.TrimSpace(out.Stdout + "\n" + out.Stderr)
 	for _, s := range sensitive {
 		if s != "" {

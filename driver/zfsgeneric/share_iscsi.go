@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/switchyard-csi/switchyard/driver/zfs"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // iscsiShare exports a zvol through LIO with targetcli: one target per
 // volume (<basename>:<asset>), its zvol as a block backstore, LUN 0.
-type iscsiShare struct{ d *Driver }
+type iscsiShare struct{ d *platform }
 
-func (s iscsiShare) Create(ctx context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error) {
+func (s iscsiShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	d := s.d
 	sh := d.cfg.share
 	asset, err := d.assetName("iscsi", r)

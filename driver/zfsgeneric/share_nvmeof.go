@@ -8,12 +8,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/zfs"
+	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
 
 // nvmeofShare exports a zvol through the kernel NVMe-oF target with
 // nvmetcli: one subsystem per volume (<basename>:<asset>), namespace 1 on
 // the zvol, linked to every configured port.
-type nvmeofShare struct{ d *Driver }
+type nvmeofShare struct{ d *platform }
 
 // nsid is the namespace every volume's subsystem exports.
 const nsid = "1"
@@ -34,9 +35,9 @@ func (s nvmeofShare) ready(ctx context.Context) error {
 	if flag == "" {
 		return nil
 	}
-	out, err := s.d.exec.Run(ctx, zfs.Line("test", "-f", flag), zfs.RunOptions{})
+	out, err := s.d.Run(ctx, zfs.Line("test", "-f", flag), zfs.RunOptions{})
 	if err != nil {
-		return s.d.transportErr(err)
+		return err
 	}
 	if out.Code != 0 {
 		return status.Errorf(codes.Unavailable, "nvmet is not configured on the storage host yet: %s does not exist (nvmeof.shareStrategyNvmetCli.configIsImportedFilePath)", flag)
@@ -44,7 +45,7 @@ func (s nvmeofShare) ready(ctx context.Context) error {
 	return nil
 }
 
-func (s nvmeofShare) Create(ctx context.Context, r ShareRequest) (map[string]string, []zfs.Prop, error) {
+func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	d := s.d
 	sh := d.cfg.share
 	asset, err := d.assetName("nvmeof", r)

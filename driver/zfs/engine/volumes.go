@@ -1,4 +1,4 @@
-package zfsgeneric
+package engine
 
 import (
 	"context"
@@ -28,26 +28,26 @@ func volumeIDOK(id string) bool {
 // provisioned. Every step is idempotent and the last one sets
 // provision_success, so a call cut short (connection dropped, process
 // killed) is completed by the retry without leaking anything.
-func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
 	name := req.GetName()
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
 	}
-	if why := d.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
+	if why := e.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
 		return nil, status.Error(codes.InvalidArgument, why)
 	}
-	id, err := volumeid.Volume(name, d.cfg.idHash, MaxVolumeIDLen)
+	id, err := volumeid.Volume(name, e.cfg.idHash, MaxVolumeIDLen)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	ds := d.cfg.datasetName(id)
+	ds := e.cfg.datasetName(id)
 	if len(ds) > 255 {
 		return nil, status.Errorf(codes.FailedPrecondition, "dataset name %s is %d bytes; zfs allows 255: shorten zfs.datasetParentName", ds, len(ds))
 	}
 	var block int64
-	if d.cfg.kind == volume {
-		block = d.cfg.zvolBlocksize
-		limit, host, err := d.maxZvolName(ctx)
+	if e.cfg.kind == volume {
+		block = e.cfg.zvolBlocksize
+		limit, host, err := e.plat.MaxZvolName(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -59,90 +59,90 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err != nil {
 		return nil, err
 	}
-	if size, err = d.atLeastMinQuota(size, req.GetCapacityRange()); err != nil {
+	if size, err = e.atLeastMinQuota(size, req.GetCapacityRange()); err != nil {
 		return nil, err
 	}
-	src, err := d.parseSource(req.GetVolumeContentSource())
+	src, err := e.parseSource(req.GetVolumeContentSource())
 	if err != nil {
 		return nil, err
 	}
 
-	props, err := d.zfs.Get(ctx, ds, d.volumeProps()...)
+	props, err := e.zfs.Get(ctx, ds, e.volumeProps()...)
 	exists := err == nil
 	mountpoint := "" // known once the dataset is made
 	switch {
 	case err != nil && !zfs.IsNotExist(err):
-		return nil, d.zfsErr(err, "reading "+ds)
+		return nil, e.zfsErr(err, "reading "+ds)
 	case exists:
-		if err := d.checkExisting(ds, name, props, req, src); err != nil {
+		if err := e.checkExisting(ds, name, props, req, src); err != nil {
 			return nil, err
 		}
 		if props[propSuccess].Value == "true" {
-			return d.createResponse(id, props, req.GetVolumeContentSource())
+			return e.createResponse(id, props, req.GetVolumeContentSource())
 		}
 		// A earlier call stopped half-way: redo the remaining steps, and
 		// remove any share it may have made so it is made exactly once.
-		d.log.Info("completing a volume an earlier call left unfinished", "dataset", ds)
-		if err := d.share.Remove(ctx, ds, props); err != nil {
+		e.log.Info("completing a volume an earlier call left unfinished", "dataset", ds)
+		if err := e.share.Remove(ctx, ds, props); err != nil {
 			return nil, err
 		}
 	default:
-		if mountpoint, err = d.makeDataset(ctx, ds, name, size, req, src); err != nil {
+		if mountpoint, err = e.makeDataset(ctx, ds, name, size, req, src); err != nil {
 			return nil, err
 		}
 	}
 
-	if err := d.sizeDataset(ctx, ds, size, exists || src != nil); err != nil {
+	if err := e.sizeDataset(ctx, ds, size, exists || src != nil); err != nil {
 		return nil, err
 	}
-	if d.cfg.kind == filesystem {
+	if e.cfg.kind == filesystem {
 		if mountpoint == "" {
-			p, err := d.zfs.Get(ctx, ds, "mountpoint")
+			p, err := e.zfs.Get(ctx, ds, "mountpoint")
 			if err != nil {
-				return nil, d.zfsErr(err, "reading the mountpoint of "+ds)
+				return nil, e.zfsErr(err, "reading the mountpoint of "+ds)
 			}
 			mountpoint = p["mountpoint"].Value
 		}
-		if p := d.Permissions(); !p.IsZero() && d.plat.SetPermissions != nil && usableMountpoint(mountpoint) {
-			if err := d.plat.SetPermissions(ctx, mountpoint, p); err != nil {
+		if p := e.permissions(); !p.IsZero() && usableMountpoint(mountpoint) {
+			if err := e.plat.SetPermissions(ctx, mountpoint, p); err != nil {
 				return nil, err
 			}
 		}
 	}
-	vc, shareProps, err := d.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: mountpoint})
+	vc, shareProps, err := e.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: mountpoint})
 	if err != nil {
 		if !exists && status.Code(err) != codes.Unavailable {
 			// The share was refused (bad name, target error): remove what this
 			// call made so a deleted claim leaves nothing behind. When the
 			// connection dropped, the retry finishes the volume instead.
-			d.rollback(ds)
+			e.rollback(ds)
 		}
 		return nil, err
 	}
 	raw, _ := json.Marshal(vc)
 	final := append(shareProps, zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propSuccess, Value: "true"})
-	if err := d.zfs.Set(ctx, ds, final...); err != nil {
-		return nil, d.zfsErr(err, "marking "+ds+" provisioned")
+	if err := e.zfs.Set(ctx, ds, final...); err != nil {
+		return nil, e.zfsErr(err, "marking "+ds+" provisioned")
 	}
 	return &csi.CreateVolumeResponse{Volume: &csi.Volume{
 		VolumeId:      id,
-		CapacityBytes: d.reportedCapacity(size),
-		VolumeContext: d.volumeContext(vc),
+		CapacityBytes: e.reportedCapacity(size),
+		VolumeContext: e.volumeContext(vc),
 		ContentSource: req.GetVolumeContentSource(),
 	}}, nil
 }
 
 // checkExisting decides whether an existing dataset answers this request
 // (CSI idempotency) or conflicts with it (ALREADY_EXISTS).
-func (d *Driver) checkExisting(ds, name string, props zfs.Properties, req *csi.CreateVolumeRequest, src *source) error {
+func (e *Engine) checkExisting(ds, name string, props zfs.Properties, req *csi.CreateVolumeRequest, src *source) error {
 	if props[propManaged].Value != "true" || (props[propVolumeName].IsSet() && props[propVolumeName].Value != name) {
 		return status.Errorf(codes.AlreadyExists, "dataset %s exists but was not made for volume %q (its %s is %q)", ds, name, propVolumeName, props[propVolumeName].Value)
 	}
-	if want := d.cfg.kind.String(); props["type"].Value != want {
+	if want := e.cfg.kind.String(); props["type"].Value != want {
 		return status.Errorf(codes.AlreadyExists, "dataset %s exists but is a %s, not a %s", ds, props["type"].Value, want)
 	}
-	if d.cfg.kind == volume || d.cfg.quotas {
-		have := d.sizeOf(props)
+	if e.cfg.kind == volume || e.cfg.quotas {
+		have := e.sizeOf(props)
 		if !backend.Fits(have, req.GetCapacityRange()) {
 			return status.Errorf(codes.AlreadyExists, "volume %q already exists with %d bytes, which does not fit required_bytes %d / limit_bytes %d", name, have, req.GetCapacityRange().GetRequiredBytes(), req.GetCapacityRange().GetLimitBytes())
 		}
@@ -161,8 +161,8 @@ func (d *Driver) checkExisting(ds, name string, props zfs.Properties, req *csi.C
 	return nil
 }
 
-func (d *Driver) sizeOf(props zfs.Properties) int64 {
-	if d.cfg.kind == volume {
+func (e *Engine) sizeOf(props zfs.Properties) int64 {
+	if e.cfg.kind == volume {
 		return props.Int("volsize")
 	}
 	if n := props.Int("refquota"); n > 0 {
@@ -173,8 +173,8 @@ func (d *Driver) sizeOf(props zfs.Properties) int64 {
 
 // reportedCapacity is 0 for filesystems without quotas: their size is not
 // bounded, and democratic-csi reports 0 too.
-func (d *Driver) reportedCapacity(size int64) int64 {
-	if d.cfg.kind == volume || d.cfg.quotas {
+func (e *Engine) reportedCapacity(size int64) int64 {
+	if e.cfg.kind == volume || e.cfg.quotas {
 		return size
 	}
 	return 0
@@ -183,9 +183,9 @@ func (d *Driver) reportedCapacity(size int64) int64 {
 // baseProps are the properties every new volume gets: the user's templated
 // datasetProperties first, so they can never override the ones the driver
 // relies on.
-func (d *Driver) baseProps(name string, params map[string]string, clone bool) []zfs.Prop {
+func (e *Engine) baseProps(name string, params map[string]string, clone bool) []zfs.Prop {
 	var props []zfs.Prop
-	for _, p := range d.cfg.datasetProps {
+	for _, p := range e.cfg.datasetProps {
 		if clone && createOnlyProps[p.name] {
 			continue
 		}
@@ -194,19 +194,19 @@ func (d *Driver) baseProps(name string, params map[string]string, clone bool) []
 	props = append(props,
 		zfs.Prop{Name: propVolumeName, Value: name},
 		zfs.Prop{Name: propManaged, Value: "true"},
-		zfs.Prop{Name: propProvisionerDriver, Value: d.cfg.driver})
-	if d.cfg.instanceID != "" {
-		props = append(props, zfs.Prop{Name: propProvisionerID, Value: d.cfg.instanceID})
+		zfs.Prop{Name: propProvisionerDriver, Value: e.cfg.driver})
+	if e.cfg.instanceID != "" {
+		props = append(props, zfs.Prop{Name: propProvisionerID, Value: e.cfg.instanceID})
 	}
-	if d.cfg.kind == volume {
-		if !d.cfg.zvolReserve {
+	if e.cfg.kind == volume {
+		if !e.cfg.zvolReserve {
 			props = append(props, zfs.Prop{Name: "refreservation", Value: "0"})
 		}
-		if d.cfg.zvolCompression != "" {
-			props = append(props, zfs.Prop{Name: "compression", Value: d.cfg.zvolCompression})
+		if e.cfg.zvolCompression != "" {
+			props = append(props, zfs.Prop{Name: "compression", Value: e.cfg.zvolCompression})
 		}
-		if d.cfg.zvolDedup != "" {
-			props = append(props, zfs.Prop{Name: "dedup", Value: d.cfg.zvolDedup})
+		if e.cfg.zvolDedup != "" {
+			props = append(props, zfs.Prop{Name: "dedup", Value: e.cfg.zvolDedup})
 		}
 	}
 	return props
@@ -215,52 +215,52 @@ func (d *Driver) baseProps(name string, params map[string]string, clone bool) []
 // makeDataset creates the dataset: empty, or from a content source. A new
 // filesystem's mountpoint is read in the same session and returned ("" when
 // not known yet).
-func (d *Driver) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source) (string, error) {
+func (e *Engine) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source) (string, error) {
 	if src != nil {
-		return "", d.makeFromSource(ctx, ds, name, req, src)
+		return "", e.makeFromSource(ctx, ds, name, req, src)
 	}
-	props := d.baseProps(name, req.GetParameters(), false)
+	props := e.baseProps(name, req.GetParameters(), false)
 	o := zfs.CreateOptions{Parents: true}
-	if d.cfg.kind == volume {
-		props = append(props, zfs.Prop{Name: "volblocksize", Value: strconv.FormatInt(d.cfg.zvolBlocksize, 10)})
+	if e.cfg.kind == volume {
+		props = append(props, zfs.Prop{Name: "volblocksize", Value: strconv.FormatInt(e.cfg.zvolBlocksize, 10)})
 		o.Volsize = size
 	} else {
 		// Quota and reservation are set at creation, saving a command;
 		// sizeDataset sets them again only for clones and resumed calls.
-		if d.cfg.quotas {
+		if e.cfg.quotas {
 			props = append(props, zfs.Prop{Name: "refquota", Value: strconv.FormatInt(size, 10)})
 		}
-		if d.cfg.reservation {
+		if e.cfg.reservation {
 			props = append(props, zfs.Prop{Name: "refreservation", Value: strconv.FormatInt(size, 10)})
 		}
 	}
 	o.Props = props
-	if d.cfg.kind == filesystem {
-		p, err := d.zfs.CreateAndGet(ctx, ds, o, "mountpoint")
+	if e.cfg.kind == filesystem {
+		p, err := e.zfs.CreateAndGet(ctx, ds, o, "mountpoint")
 		if err != nil && !zfs.IsExists(err) {
-			return "", d.zfsErr(err, "creating "+ds)
+			return "", e.zfsErr(err, "creating "+ds)
 		}
 		return p["mountpoint"].Value, nil
 	}
-	if err := d.zfs.Create(ctx, ds, o); err != nil && !zfs.IsExists(err) {
-		return "", d.zfsErr(err, "creating "+ds)
+	if err := e.zfs.Create(ctx, ds, o); err != nil && !zfs.IsExists(err) {
+		return "", e.zfsErr(err, "creating "+ds)
 	}
 	return "", nil
 }
 
 // sizeDataset applies the size to a dataset that did not get it at
 // creation (clones, resumed calls).
-func (d *Driver) sizeDataset(ctx context.Context, ds string, size int64, needed bool) error {
+func (e *Engine) sizeDataset(ctx context.Context, ds string, size int64, needed bool) error {
 	if !needed {
 		return nil
 	}
 	var props []zfs.Prop
-	if d.cfg.kind == volume {
+	if e.cfg.kind == volume {
 		// A clone starts at its source's size: it may grow, never shrink
 		// (shrinking a zvol cuts off data).
-		cur, err := d.zfs.Get(ctx, ds, "volsize")
+		cur, err := e.zfs.Get(ctx, ds, "volsize")
 		if err != nil {
-			return d.zfsErr(err, "reading "+ds)
+			return e.zfsErr(err, "reading "+ds)
 		}
 		if have := cur.Int("volsize"); have > size {
 			return status.Errorf(codes.OutOfRange, "the source is %d bytes; a volume made from it cannot be smaller (%d bytes asked)", have, size)
@@ -269,15 +269,15 @@ func (d *Driver) sizeDataset(ctx context.Context, ds string, size int64, needed 
 		}
 		props = append(props, zfs.Prop{Name: "volsize", Value: strconv.FormatInt(size, 10)})
 	} else {
-		if d.cfg.quotas {
+		if e.cfg.quotas {
 			props = append(props, zfs.Prop{Name: "refquota", Value: strconv.FormatInt(size, 10)})
 		}
-		if d.cfg.reservation {
+		if e.cfg.reservation {
 			props = append(props, zfs.Prop{Name: "refreservation", Value: strconv.FormatInt(size, 10)})
 		}
 	}
-	if err := d.zfs.Set(ctx, ds, props...); err != nil {
-		return d.zfsErr(err, "sizing "+ds)
+	if err := e.zfs.Set(ctx, ds, props...); err != nil {
+		return e.zfsErr(err, "sizing "+ds)
 	}
 	return nil
 }
@@ -287,14 +287,14 @@ func usableMountpoint(m string) bool {
 }
 
 // volumeContext is the share's context plus the provisioner fields.
-func (d *Driver) volumeContext(share map[string]string) map[string]string {
+func (e *Engine) volumeContext(share map[string]string) map[string]string {
 	vc := make(map[string]string, len(share)+2)
 	for k, v := range share {
 		vc[k] = v
 	}
-	vc["provisioner_driver"] = d.cfg.driver
-	if d.cfg.instanceID != "" {
-		vc["provisioner_driver_instance_id"] = d.cfg.instanceID
+	vc["provisioner_driver"] = e.cfg.driver
+	if e.cfg.instanceID != "" {
+		vc["provisioner_driver_instance_id"] = e.cfg.instanceID
 	}
 	return vc
 }
@@ -325,19 +325,19 @@ func storedContext(props zfs.Properties) (map[string]string, bool) {
 	return vc, true
 }
 
-func (d *Driver) volumeFromProps(id string, props zfs.Properties) (*csi.Volume, bool) {
+func (e *Engine) volumeFromProps(id string, props zfs.Properties) (*csi.Volume, bool) {
 	share, ok := storedContext(props)
 	if !ok || props[propManaged].Value != "true" {
 		return nil, false
 	}
-	vc := d.volumeContext(share)
+	vc := e.volumeContext(share)
 	if p := props[propProvisionerDriver]; p.IsSet() {
 		vc["provisioner_driver"] = p.Value
 	}
 	if p := props[propProvisionerID]; p.IsSet() {
 		vc["provisioner_driver_instance_id"] = p.Value
 	}
-	v := &csi.Volume{VolumeId: id, CapacityBytes: d.reportedCapacity(d.sizeOf(props)), VolumeContext: vc}
+	v := &csi.Volume{VolumeId: id, CapacityBytes: e.reportedCapacity(e.sizeOf(props)), VolumeContext: vc}
 	if props[propSourceType].IsSet() {
 		switch props[propSourceType].Value {
 		case "snapshot":
@@ -351,8 +351,8 @@ func (d *Driver) volumeFromProps(id string, props zfs.Properties) (*csi.Volume, 
 	return v, true
 }
 
-func (d *Driver) createResponse(id string, props zfs.Properties, src *csi.VolumeContentSource) (*csi.CreateVolumeResponse, error) {
-	v, ok := d.volumeFromProps(id, props)
+func (e *Engine) createResponse(id string, props zfs.Properties, src *csi.VolumeContentSource) (*csi.CreateVolumeResponse, error) {
+	v, ok := e.volumeFromProps(id, props)
 	if !ok {
 		return nil, status.Errorf(codes.Internal, "volume %s is marked provisioned but its %s is missing or not JSON", id, propShareContext)
 	}
@@ -362,7 +362,7 @@ func (d *Driver) createResponse(id string, props zfs.Properties, src *csi.Volume
 
 // DeleteVolume removes the share, then the dataset (and the snapshot it
 // was cloned from, when the driver made that snapshot for it).
-func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
+func (e *Engine) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
@@ -370,14 +370,14 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	if !volumeIDOK(id) {
 		return &csi.DeleteVolumeResponse{}, nil
 	}
-	ds := d.cfg.datasetName(id)
-	rows, err := d.zfs.List(ctx, ds, zfs.ListOptions{Depth: 1, Types: []string{"filesystem", "volume", "snapshot"},
-		Props: append([]string{"origin", "clones"}, d.share.AssetProps()...)})
+	ds := e.cfg.datasetName(id)
+	rows, err := e.zfs.List(ctx, ds, zfs.ListOptions{Depth: 1, Types: []string{"filesystem", "volume", "snapshot"},
+		Props: append([]string{"origin", "clones"}, e.share.AssetProps()...)})
 	if zfs.IsNotExist(err) {
 		return &csi.DeleteVolumeResponse{}, nil
 	}
 	if err != nil {
-		return nil, d.zfsErr(err, "reading "+ds)
+		return nil, e.zfsErr(err, "reading "+ds)
 	}
 	var self zfs.Properties
 	var clones []string
@@ -395,21 +395,21 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	if len(clones) > 0 {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s has dependent clones (%s): delete the volumes made from it, or its snapshots' clones, first", id, strings.Join(clones, ", "))
 	}
-	if d.cfg.retain {
-		d.log.Info("keeping the dataset (deleteStrategy: retain)", "dataset", ds)
+	if e.cfg.retain {
+		e.log.Info("keeping the dataset (deleteStrategy: retain)", "dataset", ds)
 		return &csi.DeleteVolumeResponse{}, nil
 	}
-	if err := d.share.Remove(ctx, ds, self); err != nil {
+	if err := e.share.Remove(ctx, ds, self); err != nil {
 		return nil, err
 	}
-	if err := d.destroy(ctx, ds); err != nil {
+	if err := e.destroy(ctx, ds); err != nil {
 		return nil, err
 	}
 	if origin := self["origin"].Value; strings.Contains(origin, "@"+cloneSnapshotPrefix) {
-		if err := d.zfs.Destroy(ctx, origin, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
+		if err := e.zfs.Destroy(ctx, origin, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
 			// The volume is gone; a leftover source snapshot only costs
 			// space and is removed with its volume.
-			d.log.Warn("could not remove the snapshot the volume was cloned from", "snapshot", origin, "error", err)
+			e.log.Warn("could not remove the snapshot the volume was cloned from", "snapshot", origin, "error", err)
 		}
 	}
 	return &csi.DeleteVolumeResponse{}, nil
@@ -417,9 +417,9 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 
 // destroy runs `zfs destroy -r -f`, retrying while the dataset is busy (a
 // share or a zvol user letting go).
-func (d *Driver) destroy(ctx context.Context, ds string) error {
+func (e *Engine) destroy(ctx context.Context, ds string) error {
 	for attempt := 0; ; attempt++ {
-		err := d.zfs.Destroy(ctx, ds, zfs.DestroyOptions{Recursive: true, Force: true})
+		err := e.zfs.Destroy(ctx, ds, zfs.DestroyOptions{Recursive: true, Force: true})
 		switch {
 		case err == nil, zfs.IsNotExist(err):
 			return nil
@@ -433,14 +433,14 @@ func (d *Driver) destroy(ctx context.Context, ds string) error {
 			}
 			continue
 		}
-		return d.zfsErr(err, "destroying "+ds)
+		return e.zfsErr(err, "destroying "+ds)
 	}
 }
 
 // ControllerExpandVolume grows the zvol (volsize, rounded to its block
 // size) or the filesystem quota. Zvols need the node to grow the
 // filesystem too.
-func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
+func (e *Engine) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
@@ -451,51 +451,51 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	if !volumeIDOK(id) {
 		return nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
 	}
-	ds := d.cfg.datasetName(id)
-	props, err := d.zfs.Get(ctx, ds, "type", "volsize", "volblocksize", "refquota")
+	ds := e.cfg.datasetName(id)
+	props, err := e.zfs.Get(ctx, ds, "type", "volsize", "volblocksize", "refquota")
 	if zfs.IsNotExist(err) {
 		return nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
 	}
 	if err != nil {
-		return nil, d.zfsErr(err, "reading "+ds)
+		return nil, e.zfsErr(err, "reading "+ds)
 	}
 	var block int64
-	if d.cfg.kind == volume {
+	if e.cfg.kind == volume {
 		block = props.Int("volblocksize")
 	}
 	size, err := backend.Capacity(req.GetCapacityRange(), block)
 	if err != nil {
 		return nil, err
 	}
-	if size, err = d.atLeastMinQuota(size, req.GetCapacityRange()); err != nil {
+	if size, err = e.atLeastMinQuota(size, req.GetCapacityRange()); err != nil {
 		return nil, err
 	}
-	if have := d.sizeOf(props); have >= size {
-		return &csi.ControllerExpandVolumeResponse{CapacityBytes: d.reportedCapacity(have), NodeExpansionRequired: d.cfg.kind == volume}, nil
+	if have := e.sizeOf(props); have >= size {
+		return &csi.ControllerExpandVolumeResponse{CapacityBytes: e.reportedCapacity(have), NodeExpansionRequired: e.cfg.kind == volume}, nil
 	}
 	var set []zfs.Prop
-	if d.cfg.kind == volume {
+	if e.cfg.kind == volume {
 		set = append(set, zfs.Prop{Name: "volsize", Value: strconv.FormatInt(size, 10)})
 	} else {
-		if d.cfg.quotas {
+		if e.cfg.quotas {
 			set = append(set, zfs.Prop{Name: "refquota", Value: strconv.FormatInt(size, 10)})
 		}
-		if d.cfg.reservation {
+		if e.cfg.reservation {
 			set = append(set, zfs.Prop{Name: "refreservation", Value: strconv.FormatInt(size, 10)})
 		}
 	}
-	if err := d.zfs.Set(ctx, ds, set...); err != nil {
+	if err := e.zfs.Set(ctx, ds, set...); err != nil {
 		if zfs.IsOutOfSpace(err) {
 			return nil, status.Errorf(codes.OutOfRange, "cannot grow volume %s to %d bytes: %v", id, size, err)
 		}
-		return nil, d.zfsErr(err, "growing "+ds)
+		return nil, e.zfsErr(err, "growing "+ds)
 	}
-	return &csi.ControllerExpandVolumeResponse{CapacityBytes: d.reportedCapacity(size), NodeExpansionRequired: d.cfg.kind == volume}, nil
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: e.reportedCapacity(size), NodeExpansionRequired: e.cfg.kind == volume}, nil
 }
 
 // ValidateVolumeCapabilities confirms the capabilities an existing volume
 // can serve.
-func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
+func (e *Engine) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
@@ -503,10 +503,10 @@ func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 	if len(req.GetVolumeCapabilities()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "volume_capabilities is required")
 	}
-	if _, err := d.getVolume(ctx, id); err != nil {
+	if _, err := e.getVolume(ctx, id); err != nil {
 		return nil, err
 	}
-	if why := d.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
+	if why := e.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: why}, nil
 	}
 	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
@@ -515,19 +515,19 @@ func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 }
 
 // getVolume reads one volume; NOT_FOUND when there is no such managed dataset.
-func (d *Driver) getVolume(ctx context.Context, id string) (*csi.Volume, error) {
+func (e *Engine) getVolume(ctx context.Context, id string) (*csi.Volume, error) {
 	if !volumeIDOK(id) {
 		return nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
 	}
-	ds := d.cfg.datasetName(id)
-	props, err := d.zfs.Get(ctx, ds, d.volumeProps()...)
+	ds := e.cfg.datasetName(id)
+	props, err := e.zfs.Get(ctx, ds, e.volumeProps()...)
 	if zfs.IsNotExist(err) {
 		return nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
 	}
 	if err != nil {
-		return nil, d.zfsErr(err, "reading "+ds)
+		return nil, e.zfsErr(err, "reading "+ds)
 	}
-	v, ok := d.volumeFromProps(id, props)
+	v, ok := e.volumeFromProps(id, props)
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "dataset %s is not a provisioned volume of this driver", ds)
 	}
@@ -535,11 +535,11 @@ func (d *Driver) getVolume(ctx context.Context, id string) (*csi.Volume, error) 
 }
 
 // ControllerGetVolume returns one volume.
-func (d *Driver) ControllerGetVolume(ctx context.Context, req *csi.ControllerGetVolumeRequest) (*csi.ControllerGetVolumeResponse, error) {
+func (e *Engine) ControllerGetVolume(ctx context.Context, req *csi.ControllerGetVolumeRequest) (*csi.ControllerGetVolumeResponse, error) {
 	if req.GetVolumeId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
 	}
-	v, err := d.getVolume(ctx, req.GetVolumeId())
+	v, err := e.getVolume(ctx, req.GetVolumeId())
 	if err != nil {
 		return nil, err
 	}
@@ -548,44 +548,44 @@ func (d *Driver) ControllerGetVolume(ctx context.Context, req *csi.ControllerGet
 
 // GetCapacity is the space available under datasetParentName (made first,
 // like democratic-csi, so a fresh pool answers).
-func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
-	if caps := req.GetVolumeCapabilities(); len(caps) > 0 && d.checkCapabilities(caps) != "" {
+func (e *Engine) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	if caps := req.GetVolumeCapabilities(); len(caps) > 0 && e.checkCapabilities(caps) != "" {
 		return &csi.GetCapacityResponse{}, nil
 	}
-	props, err := d.zfs.Get(ctx, d.cfg.parent, "available")
+	props, err := e.zfs.Get(ctx, e.cfg.parent, "available")
 	if zfs.IsNotExist(err) {
-		if err := d.zfs.Create(ctx, d.cfg.parent, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
-			return nil, d.zfsErr(err, "creating "+d.cfg.parent)
+		if err := e.zfs.Create(ctx, e.cfg.parent, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
+			return nil, e.zfsErr(err, "creating "+e.cfg.parent)
 		}
-		props, err = d.zfs.Get(ctx, d.cfg.parent, "available")
+		props, err = e.zfs.Get(ctx, e.cfg.parent, "available")
 	}
 	if err != nil {
-		return nil, d.zfsErr(err, fmt.Sprintf("reading the space available in %s", d.cfg.parent))
+		return nil, e.zfsErr(err, fmt.Sprintf("reading the space available in %s", e.cfg.parent))
 	}
 	return &csi.GetCapacityResponse{AvailableCapacity: max(props.Int("available"), 0)}, nil
 }
 
 // rollback removes a dataset this call created, with its own deadline: the
 // request's context may be what failed.
-func (d *Driver) rollback(ds string) {
+func (e *Engine) rollback(ds string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = d.share.Remove(ctx, ds, zfs.Properties{})
-	if err := d.destroy(ctx, ds); err != nil {
-		d.log.Warn("could not remove a half-made volume", "dataset", ds, "error", err)
+	_ = e.share.Remove(ctx, ds, zfs.Properties{})
+	if err := e.destroy(ctx, ds); err != nil {
+		e.log.Warn("could not remove a half-made volume", "dataset", ds, "error", err)
 	}
 }
 
 // atLeastMinQuota raises a filesystem volume's size to the platform's
 // smallest quota (CSI allows more than required_bytes), unless
 // limit_bytes forbids it.
-func (d *Driver) atLeastMinQuota(size int64, r *csi.CapacityRange) (int64, error) {
-	min := d.plat.MinQuota
-	if d.cfg.kind == volume || !d.cfg.quotas || min == 0 || size >= min {
+func (e *Engine) atLeastMinQuota(size int64, r *csi.CapacityRange) (int64, error) {
+	min := e.plat.MinQuota()
+	if e.cfg.kind == volume || !e.cfg.quotas || min == 0 || size >= min {
 		return size, nil
 	}
 	if l := r.GetLimitBytes(); l > 0 && l < min {
-		return 0, status.Errorf(codes.OutOfRange, "limit_bytes %d is below %d, the smallest quota %s accepts", l, min, d.plat.Driver)
+		return 0, status.Errorf(codes.OutOfRange, "limit_bytes %d is below %d, the smallest quota %s accepts", l, min, e.cfg.driver)
 	}
 	return min, nil
 }

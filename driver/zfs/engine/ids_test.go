@@ -1,7 +1,6 @@
-package zfsgeneric
+package engine
 
 import (
-	"github.com/switchyard-csi/switchyard/driver/backend"
 	"strings"
 	"testing"
 
@@ -10,33 +9,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func TestCapacity(t *testing.T) {
-	const g = 1 << 30
-	cases := []struct {
-		name     string
-		req, lim int64
-		block    int64
-		want     int64
-		code     codes.Code
-	}{
-		{"default", 0, 0, 0, g, codes.OK},
-		{"required", 5 * g, 0, 0, 5 * g, codes.OK},
-		{"limit only", 0, 2 * g, 0, 2 * g, codes.OK},
-		{"aligned up", 1000, 0, 16384, 16384, codes.OK},
-		{"req > limit", 2 * g, g, 0, 0, codes.OutOfRange},
-		{"alignment passes limit", 1000, 1000, 16384, 0, codes.OutOfRange},
-		{"negative", -1, 0, 0, 0, codes.OutOfRange},
-	}
-	for _, c := range cases {
-		got, err := backend.Capacity(&csi.CapacityRange{RequiredBytes: c.req, LimitBytes: c.lim}, c.block)
-		if status.Code(err) != c.code || (c.code == codes.OK && got != c.want) {
-			t.Errorf("%s: capacity = %d, %v; want %d, %v", c.name, got, err, c.want, c.code)
-		}
-	}
-}
-
 func TestParseSnapshotID(t *testing.T) {
-	d := &Driver{cfg: settings{parent: "tank/v", snapshot: "tank/s"}}
+	d := &Engine{cfg: settings{parent: "tank/v", snapshot: "tank/s"}}
 	cases := []struct {
 		id       string
 		ok       bool
@@ -89,22 +63,6 @@ func TestPageTokens(t *testing.T) {
 	}
 }
 
-func TestAssetName(t *testing.T) {
-	tmpl, _ := parseTemplate("{{ parameters.[csi.storage.k8s.io/pvc/namespace] }}-{{ parameters.[csi.storage.k8s.io/pvc/name] }}")
-	d := &Driver{cfg: settings{share: shareSettings{namePrefix: "K8s-", nameTemplate: &tmpl}}}
-	r := ShareRequest{ID: "pvc-1", Name: "pvc-1", Params: map[string]string{"csi.storage.k8s.io/pvc/namespace": "Apps", "csi.storage.k8s.io/pvc/name": "db"}}
-	if got, err := d.assetName("iscsi", r); err != nil || got != "k8s-apps-db" {
-		t.Fatalf("assetName = %q, %v", got, err)
-	}
-	r.Params["csi.storage.k8s.io/pvc/name"] = "db\ncd /; delete"
-	if _, err := d.assetName("iscsi", r); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "nameTemplate") {
-		t.Fatalf("a newline in an asset name: %v", err)
-	}
-	if err := checkQualifiedName("IQN", "iqn.x:"+strings.Repeat("a", 220), "iscsi"); status.Code(err) != codes.FailedPrecondition {
-		t.Fatalf("long IQN: %v", err)
-	}
-}
-
 func TestCheckCapability(t *testing.T) {
 	mount := func(fs string, m csi.VolumeCapability_AccessMode_Mode) *csi.VolumeCapability {
 		return &csi.VolumeCapability{AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{FsType: fs}},
@@ -112,12 +70,12 @@ func TestCheckCapability(t *testing.T) {
 	}
 	block := &csi.VolumeCapability{AccessType: &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}},
 		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER}}
-	nfs := &Driver{cfg: settings{driver: DriverNFS, kind: filesystem}}
-	iscsi := &Driver{cfg: settings{driver: DriverISCSI, kind: volume}}
+	nfs := &Engine{cfg: settings{driver: "zfs-generic-nfs", kind: filesystem}, fsTypes: NFSFSTypes}
+	iscsi := &Engine{cfg: settings{driver: "zfs-generic-iscsi", kind: volume}, fsTypes: BlockFSTypes}
 	rwx := csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER
 	rwo := csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER
 	cases := []struct {
-		d  *Driver
+		d  *Engine
 		c  *csi.VolumeCapability
 		ok bool
 	}{

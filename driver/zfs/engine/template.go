@@ -1,4 +1,4 @@
-package zfsgeneric
+package engine
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package zfsgeneric
+package engine
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestAtLeastMinQuota(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := &Driver{cfg: settings{kind: tt.kind, quotas: tt.quotas}, plat: Platform{Driver: "freenas-api-nfs", MinQuota: tt.min}}
+			d := &Engine{cfg: settings{driver: "freenas-api-nfs", kind: tt.kind, quotas: tt.quotas}, plat: &fakePlatform{minQuota: tt.min}}
 			got, err := d.atLeastMinQuota(tt.size, &csi.CapacityRange{RequiredBytes: tt.size, LimitBytes: tt.limit})
 			if status.Code(err) != tt.code || got != tt.want {
 				t.Fatalf("atLeastMinQuota = %d, %v; want %d, %v", got, err, tt.want, tt.code)

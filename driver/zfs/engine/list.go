@@ -1,4 +1,4 @@
-package zfsgeneric
+package engine
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func page(n int, key func(int) string, after string, maxEntries int32) (from, to
 }
 
 // ListVolumes lists the provisioned volumes under datasetParentName.
-func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
+func (e *Engine) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
 	if req.GetMaxEntries() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "max_entries must not be negative")
 	}
@@ -51,16 +51,16 @@ func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (
 	if err != nil {
 		return nil, err
 	}
-	rows, err := d.zfs.List(ctx, d.cfg.parent, zfs.ListOptions{Depth: 1, Types: []string{d.cfg.kind.String()}, Props: d.volumeProps()})
+	rows, err := e.zfs.List(ctx, e.cfg.parent, zfs.ListOptions{Depth: 1, Types: []string{e.cfg.kind.String()}, Props: e.volumeProps()})
 	if zfs.IsNotExist(err) {
 		return &csi.ListVolumesResponse{}, nil
 	}
 	if err != nil {
-		return nil, d.zfsErr(err, "listing "+d.cfg.parent)
+		return nil, e.zfsErr(err, "listing "+e.cfg.parent)
 	}
 	var vols []*csi.Volume
 	for _, r := range rows {
-		id, ok := strings.CutPrefix(r.Name, d.cfg.parent+"/")
+		id, ok := strings.CutPrefix(r.Name, e.cfg.parent+"/")
 		if !ok || strings.Contains(id, "/") {
 			continue
 		}
@@ -71,7 +71,7 @@ func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (
 		if props[propSuccess].Value != "true" {
 			continue // half-made, or not ours
 		}
-		if v, ok := d.volumeFromProps(id, props); ok {
+		if v, ok := e.volumeFromProps(id, props); ok {
 			vols = append(vols, v)
 		}
 	}
@@ -86,7 +86,7 @@ func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (
 
 // ListSnapshots lists snapshots (attached and detached), optionally of one
 // source volume or one snapshot id.
-func (d *Driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
+func (e *Engine) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
 	if req.GetMaxEntries() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "max_entries must not be negative")
 	}
@@ -94,7 +94,7 @@ func (d *Driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 	if err != nil {
 		return nil, err
 	}
-	snaps, err := d.listSnapshots(ctx, req.GetSnapshotId(), req.GetSourceVolumeId())
+	snaps, err := e.listSnapshots(ctx, req.GetSnapshotId(), req.GetSourceVolumeId())
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +108,11 @@ func (d *Driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 }
 
 // GetSnapshot returns one snapshot.
-func (d *Driver) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (*csi.GetSnapshotResponse, error) {
+func (e *Engine) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (*csi.GetSnapshotResponse, error) {
 	if req.GetSnapshotId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "snapshot_id is required")
 	}
-	snaps, err := d.listSnapshots(ctx, req.GetSnapshotId(), "")
+	snaps, err := e.listSnapshots(ctx, req.GetSnapshotId(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (d *Driver) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (
 
 // listSnapshots reads managed snapshots. With snapshotID only that one is
 // read; with sourceID only that volume's.
-func (d *Driver) listSnapshots(ctx context.Context, snapshotID, sourceID string) ([]*csi.Snapshot, error) {
+func (e *Engine) listSnapshots(ctx context.Context, snapshotID, sourceID string) ([]*csi.Snapshot, error) {
 	type query struct {
 		root     string
 		opts     zfs.ListOptions
@@ -133,42 +133,42 @@ func (d *Driver) listSnapshots(ctx context.Context, snapshotID, sourceID string)
 	var qs []query
 	switch {
 	case snapshotID != "":
-		ref, ok := d.parseSnapshotID(snapshotID)
+		ref, ok := e.parseSnapshotID(snapshotID)
 		if !ok {
 			return nil, nil
 		}
 		t := "snapshot"
 		if ref.detached {
-			t = d.cfg.kind.String()
+			t = e.cfg.kind.String()
 		}
 		qs = append(qs, query{root: ref.dataset, opts: zfs.ListOptions{Types: []string{t}}, detached: ref.detached})
 	case sourceID != "":
 		if !volumeIDOK(sourceID) {
 			return nil, nil
 		}
-		qs = append(qs, query{root: d.cfg.datasetName(sourceID), opts: zfs.ListOptions{Depth: 1, Types: []string{"snapshot"}}})
-		if d.cfg.snapshot != "" {
-			qs = append(qs, query{root: d.cfg.snapshot + "/" + sourceID, opts: zfs.ListOptions{Depth: 1, Types: []string{d.cfg.kind.String()}}, detached: true})
+		qs = append(qs, query{root: e.cfg.datasetName(sourceID), opts: zfs.ListOptions{Depth: 1, Types: []string{"snapshot"}}})
+		if e.cfg.snapshot != "" {
+			qs = append(qs, query{root: e.cfg.snapshot + "/" + sourceID, opts: zfs.ListOptions{Depth: 1, Types: []string{e.cfg.kind.String()}}, detached: true})
 		}
 	default:
-		qs = append(qs, query{root: d.cfg.parent, opts: zfs.ListOptions{Depth: 2, Types: []string{"snapshot"}}})
-		if d.cfg.snapshot != "" {
-			qs = append(qs, query{root: d.cfg.snapshot, opts: zfs.ListOptions{Depth: 2, Types: []string{d.cfg.kind.String()}}, detached: true})
+		qs = append(qs, query{root: e.cfg.parent, opts: zfs.ListOptions{Depth: 2, Types: []string{"snapshot"}}})
+		if e.cfg.snapshot != "" {
+			qs = append(qs, query{root: e.cfg.snapshot, opts: zfs.ListOptions{Depth: 2, Types: []string{e.cfg.kind.String()}}, detached: true})
 		}
 	}
 	var out []*csi.Snapshot
 	for _, q := range qs {
 		q.opts.Props = snapshotProps
-		rows, err := d.zfs.List(ctx, q.root, q.opts)
+		rows, err := e.zfs.List(ctx, q.root, q.opts)
 		if zfs.IsNotExist(err) {
 			continue
 		}
 		if err != nil {
-			return nil, d.zfsErr(err, "listing snapshots under "+q.root)
+			return nil, e.zfsErr(err, "listing snapshots under "+q.root)
 		}
-		base := d.cfg.parent + "/"
+		base := e.cfg.parent + "/"
 		if q.detached {
-			base = d.cfg.snapshot + "/"
+			base = e.cfg.snapshot + "/"
 		}
 		for _, r := range rows {
 			if r.Props[propManaged] != "true" || r.Props[propSnapshotName] == "" || r.Props[propSnapshotName] == "-" {
@@ -178,7 +178,7 @@ func (d *Driver) listSnapshots(ctx context.Context, snapshotID, sourceID string)
 			if !ok {
 				continue
 			}
-			ref, ok := d.parseSnapshotID(id)
+			ref, ok := e.parseSnapshotID(id)
 			if !ok || ref.detached != q.detached {
 				continue
 			}
@@ -186,7 +186,7 @@ func (d *Driver) listSnapshots(ctx context.Context, snapshotID, sourceID string)
 			for k, v := range r.Props {
 				props[k] = zfs.Property{Value: v}
 			}
-			out = append(out, d.snapshotFromProps(id, ref.volumeID, props))
+			out = append(out, e.snapshotFromProps(id, ref.volumeID, props))
 		}
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package zfsgeneric
+package engine
 
 import (
 	"context"
@@ -24,7 +24,7 @@ type snapshotRef struct {
 	dataset  string // the zfs snapshot, or the detached dataset
 }
 
-func (d *Driver) parseSnapshotID(id string) (snapshotRef, bool) {
+func (e *Engine) parseSnapshotID(id string) (snapshotRef, bool) {
 	if len(id) > 255 {
 		return snapshotRef{}, false
 	}
@@ -33,14 +33,14 @@ func (d *Driver) parseSnapshotID(id string) (snapshotRef, bool) {
 		if !volumeIDOK(vol) || name == "" || volumeid.InvalidChars(name, volumeid.IsSnapshotChar) != "" {
 			return snapshotRef{}, false
 		}
-		return snapshotRef{volumeID: vol, name: name, dataset: d.cfg.datasetName(id)}, true
+		return snapshotRef{volumeID: vol, name: name, dataset: e.cfg.datasetName(id)}, true
 	}
-	if i := strings.IndexByte(id, '/'); i > 0 && d.cfg.snapshot != "" {
+	if i := strings.IndexByte(id, '/'); i > 0 && e.cfg.snapshot != "" {
 		vol, name := id[:i], id[i+1:]
 		if !volumeIDOK(vol) || name == "" || volumeid.InvalidChars(name, volumeid.IsSnapshotChar) != "" {
 			return snapshotRef{}, false
 		}
-		return snapshotRef{volumeID: vol, name: name, detached: true, dataset: d.cfg.snapshot + "/" + id}, true
+		return snapshotRef{volumeID: vol, name: name, detached: true, dataset: e.cfg.snapshot + "/" + id}, true
 	}
 	return snapshotRef{}, false
 }
@@ -50,7 +50,7 @@ var snapshotProps = []string{"creation", "volsize", "referenced", "type", propSn
 // CreateSnapshot snapshots a volume: a zfs snapshot, or with the snapshot
 // class parameter detachedSnapshots: "true" a full copy (send | receive)
 // under detachedSnapshotsDatasetParentName that outlives its volume.
-func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
+func (e *Engine) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
 	name, srcID := req.GetName(), req.GetSourceVolumeId()
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
@@ -65,8 +65,8 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 		return nil, status.Errorf(codes.NotFound, "source volume %q does not exist", srcID)
 	}
 	detached, _ := strconv.ParseBool(req.GetParameters()["detachedSnapshots"])
-	if detached && d.cfg.snapshot == "" {
-		return nil, status.Errorf(codes.InvalidArgument, "detachedSnapshots needs zfs.detachedSnapshotsDatasetParentName in the %s config", d.cfg.driver)
+	if detached && e.cfg.snapshot == "" {
+		return nil, status.Errorf(codes.InvalidArgument, "detachedSnapshots needs zfs.detachedSnapshotsDatasetParentName in the %s config", e.cfg.driver)
 	}
 	// The zfs name keeps the whole id within MaxSnapshotIDLen.
 	zname := volumeid.Shorten(name, max(MaxSnapshotIDLen-len(srcID)-1, 34))
@@ -75,50 +75,50 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 		sep = "/"
 	}
 	id := srcID + sep + zname
-	ref, _ := d.parseSnapshotID(id)
+	ref, _ := e.parseSnapshotID(id)
 
-	if err := d.checkSnapshotName(ctx, name, srcID); err != nil {
+	if err := e.checkSnapshotName(ctx, name, srcID); err != nil {
 		return nil, err
 	}
 	props := []zfs.Prop{{Name: propSnapshotName, Value: name}, {Name: propSnapshotSource, Value: srcID}, {Name: propManaged, Value: "true"}}
-	srcDS := d.cfg.datasetName(srcID)
+	srcDS := e.cfg.datasetName(srcID)
 	if !detached {
-		err := d.zfs.Snapshot(ctx, ref.dataset, props...)
+		err := e.zfs.Snapshot(ctx, ref.dataset, props...)
 		switch {
 		case err == nil, zfs.IsExists(err):
 		case zfs.IsNotExist(err):
 			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", srcID)
 		default:
-			return nil, d.zfsErr(err, "snapshotting "+srcDS)
+			return nil, e.zfsErr(err, "snapshotting "+srcDS)
 		}
-	} else if err := d.detachedSnapshot(ctx, srcDS, ref.dataset, zname, props); err != nil {
+	} else if err := e.detachedSnapshot(ctx, srcDS, ref.dataset, zname, props); err != nil {
 		return nil, err
 	}
-	p, err := d.zfs.Get(ctx, ref.dataset, snapshotProps...)
+	p, err := e.zfs.Get(ctx, ref.dataset, snapshotProps...)
 	if err != nil {
-		return nil, d.zfsErr(err, "reading "+ref.dataset)
+		return nil, e.zfsErr(err, "reading "+ref.dataset)
 	}
-	return &csi.CreateSnapshotResponse{Snapshot: d.snapshotFromProps(id, srcID, p)}, nil
+	return &csi.CreateSnapshotResponse{Snapshot: e.snapshotFromProps(id, srcID, p)}, nil
 }
 
 // checkSnapshotName enforces CSI's rule that a snapshot name belongs to one
 // source volume: ALREADY_EXISTS when another volume has it.
-func (d *Driver) checkSnapshotName(ctx context.Context, name, srcID string) error {
+func (e *Engine) checkSnapshotName(ctx context.Context, name, srcID string) error {
 	type scope struct {
 		root  string
 		types []string
 	}
-	scopes := []scope{{d.cfg.parent, []string{"snapshot"}}}
-	if d.cfg.snapshot != "" {
-		scopes = append(scopes, scope{d.cfg.snapshot, []string{d.cfg.kind.String()}})
+	scopes := []scope{{e.cfg.parent, []string{"snapshot"}}}
+	if e.cfg.snapshot != "" {
+		scopes = append(scopes, scope{e.cfg.snapshot, []string{e.cfg.kind.String()}})
 	}
 	for _, s := range scopes {
-		rows, err := d.zfs.List(ctx, s.root, zfs.ListOptions{Recursive: true, Types: s.types, Props: []string{propSnapshotName, propSnapshotSource}})
+		rows, err := e.zfs.List(ctx, s.root, zfs.ListOptions{Recursive: true, Types: s.types, Props: []string{propSnapshotName, propSnapshotSource}})
 		if zfs.IsNotExist(err) {
 			continue
 		}
 		if err != nil {
-			return d.zfsErr(err, "listing snapshots under "+s.root)
+			return e.zfsErr(err, "listing snapshots under "+s.root)
 		}
 		for _, r := range rows {
 			if r.Props[propSnapshotName] == name && r.Props[propSnapshotSource] != srcID {
@@ -130,36 +130,36 @@ func (d *Driver) checkSnapshotName(ctx context.Context, name, srcID string) erro
 }
 
 // detachedSnapshot copies a volume into target via a temporary snapshot.
-func (d *Driver) detachedSnapshot(ctx context.Context, srcDS, target, zname string, props []zfs.Prop) error {
-	if _, err := d.zfs.Get(ctx, target, "type"); err == nil {
+func (e *Engine) detachedSnapshot(ctx context.Context, srcDS, target, zname string, props []zfs.Prop) error {
+	if _, err := e.zfs.Get(ctx, target, "type"); err == nil {
 		return nil // made by an earlier call
 	}
 	container := target[:strings.LastIndexByte(target, '/')]
-	if err := d.zfs.Create(ctx, container, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
-		return d.zfsErr(err, "creating "+container)
+	if err := e.zfs.Create(ctx, container, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
+		return e.zfsErr(err, "creating "+container)
 	}
 	tmp := srcDS + "@" + detachedSnapshotPrefix + zname
-	if err := d.zfs.Snapshot(ctx, tmp); err != nil && !zfs.IsExists(err) {
+	if err := e.zfs.Snapshot(ctx, tmp); err != nil && !zfs.IsExists(err) {
 		if zfs.IsNotExist(err) {
 			return status.Errorf(codes.NotFound, "source volume dataset %s does not exist", srcDS)
 		}
-		return d.zfsErr(err, "snapshotting "+srcDS)
+		return e.zfsErr(err, "snapshotting "+srcDS)
 	}
-	if err := d.zfs.SendReceive(ctx, tmp, target); err != nil && !zfs.IsExists(err) {
-		return d.zfsErr(err, "copying "+tmp+" to "+target)
+	if err := e.zfs.SendReceive(ctx, tmp, target); err != nil && !zfs.IsExists(err) {
+		return e.zfsErr(err, "copying "+tmp+" to "+target)
 	}
-	if err := d.zfs.Set(ctx, target, props...); err != nil {
-		return d.zfsErr(err, "labelling "+target)
+	if err := e.zfs.Set(ctx, target, props...); err != nil {
+		return e.zfsErr(err, "labelling "+target)
 	}
 	for _, s := range []string{target + tmp[strings.IndexByte(tmp, '@'):], tmp} {
-		if err := d.zfs.Destroy(ctx, s, zfs.DestroyOptions{}); err != nil && !zfs.IsNotExist(err) {
-			return d.zfsErr(err, "removing "+s)
+		if err := e.zfs.Destroy(ctx, s, zfs.DestroyOptions{}); err != nil && !zfs.IsNotExist(err) {
+			return e.zfsErr(err, "removing "+s)
 		}
 	}
 	return nil
 }
 
-func (d *Driver) snapshotFromProps(id, srcID string, p zfs.Properties) *csi.Snapshot {
+func (e *Engine) snapshotFromProps(id, srcID string, p zfs.Properties) *csi.Snapshot {
 	size := p.Int("volsize")
 	if size < 0 {
 		size = max(p.Int("referenced"), 0)
@@ -172,33 +172,33 @@ func (d *Driver) snapshotFromProps(id, srcID string, p zfs.Properties) *csi.Snap
 // DeleteSnapshot destroys the snapshot. A zfs snapshot that volumes were
 // cloned from is destroyed deferred (-d): it disappears with its last
 // clone, as in democratic-csi.
-func (d *Driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
+func (e *Engine) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
 	id := req.GetSnapshotId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "snapshot_id is required")
 	}
-	ref, ok := d.parseSnapshotID(id)
+	ref, ok := e.parseSnapshotID(id)
 	if !ok {
 		return &csi.DeleteSnapshotResponse{}, nil
 	}
 	var err error
 	if ref.detached {
-		err = d.destroy(ctx, ref.dataset)
+		err = e.destroy(ctx, ref.dataset)
 		if err == nil {
 			// Remove the per-volume container when it is empty.
 			container := ref.dataset[:strings.LastIndexByte(ref.dataset, '/')]
-			if cerr := d.zfs.Destroy(ctx, container, zfs.DestroyOptions{}); cerr != nil && !zfs.IsNotExist(cerr) {
-				d.log.Debug("snapshot container kept", "dataset", container, "reason", cerr)
+			if cerr := e.zfs.Destroy(ctx, container, zfs.DestroyOptions{}); cerr != nil && !zfs.IsNotExist(cerr) {
+				e.log.Debug("snapshot container kept", "dataset", container, "reason", cerr)
 			}
 		}
 		return &csi.DeleteSnapshotResponse{}, err
 	}
-	err = d.zfs.Destroy(ctx, ref.dataset, zfs.DestroyOptions{Defer: true})
+	err = e.zfs.Destroy(ctx, ref.dataset, zfs.DestroyOptions{Defer: true})
 	switch {
 	case err == nil, zfs.IsNotExist(err):
 		return &csi.DeleteSnapshotResponse{}, nil
 	case zfs.HasDependentClones(err):
 		return nil, status.Errorf(codes.FailedPrecondition, "snapshot %s has dependent clones: delete the volumes made from it first", id)
 	}
-	return nil, d.zfsErr(err, "destroying "+ref.dataset)
+	return nil, e.zfsErr(err, "destroying "+ref.dataset)
 }

@@ -1,4 +1,4 @@
-package zfsgeneric
+package engine
 
 import (
 	"context"
@@ -27,14 +27,14 @@ type source struct {
 
 // parseSource resolves a content source to the zfs snapshot it starts
 // from. Ids that cannot exist give NOT_FOUND, as CSI asks.
-func (d *Driver) parseSource(cs *csi.VolumeContentSource) (*source, error) {
+func (e *Engine) parseSource(cs *csi.VolumeContentSource) (*source, error) {
 	if cs == nil {
 		return nil, nil
 	}
 	switch {
 	case cs.GetSnapshot() != nil:
 		id := cs.GetSnapshot().GetSnapshotId()
-		ref, ok := d.parseSnapshotID(id)
+		ref, ok := e.parseSnapshotID(id)
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "source snapshot %q does not exist", id)
 		}
@@ -50,7 +50,7 @@ func (d *Driver) parseSource(cs *csi.VolumeContentSource) (*source, error) {
 		if !volumeIDOK(id) {
 			return nil, status.Errorf(codes.NotFound, "source volume %q does not exist", id)
 		}
-		return &source{kind: "volume", id: id, of: d.cfg.datasetName(id), temporary: true}, nil
+		return &source{kind: "volume", id: id, of: e.cfg.datasetName(id), temporary: true}, nil
 	}
 	return nil, status.Error(codes.InvalidArgument, "volume_content_source names neither a snapshot nor a volume")
 }
@@ -58,15 +58,15 @@ func (d *Driver) parseSource(cs *csi.VolumeContentSource) (*source, error) {
 // makeFromSource clones the source into ds, or copies it with zfs send |
 // receive when the StorageClass asks for detached volumes
 // (detachedVolumesFromSnapshots / detachedVolumesFromVolumes).
-func (d *Driver) makeFromSource(ctx context.Context, ds, name string, req *csi.CreateVolumeRequest, src *source) error {
+func (e *Engine) makeFromSource(ctx context.Context, ds, name string, req *csi.CreateVolumeRequest, src *source) error {
 	newID := ds[strings.LastIndexByte(ds, '/')+1:]
 	if src.temporary {
 		src.snap = src.of + "@" + cloneSnapshotPrefix + newID
-		if err := d.zfs.Snapshot(ctx, src.snap); err != nil && !zfs.IsExists(err) {
+		if err := e.zfs.Snapshot(ctx, src.snap); err != nil && !zfs.IsExists(err) {
 			if zfs.IsNotExist(err) {
 				return status.Errorf(codes.NotFound, "source %s %q does not exist", src.kind, src.id)
 			}
-			return d.zfsErr(err, "snapshotting "+src.of)
+			return e.zfsErr(err, "snapshotting "+src.of)
 		}
 	}
 	param := "detachedVolumesFromSnapshots"
@@ -75,38 +75,38 @@ func (d *Driver) makeFromSource(ctx context.Context, ds, name string, req *csi.C
 	}
 	detached, _ := strconv.ParseBool(req.GetParameters()[param])
 
-	props := append(d.baseProps(name, req.GetParameters(), true),
+	props := append(e.baseProps(name, req.GetParameters(), true),
 		zfs.Prop{Name: propSourceType, Value: src.kind}, zfs.Prop{Name: propSourceID, Value: src.id})
 	if !detached {
-		err := d.zfs.Clone(ctx, src.snap, ds, props...)
+		err := e.zfs.Clone(ctx, src.snap, ds, props...)
 		switch {
 		case err == nil, zfs.IsExists(err):
 			return nil
 		case zfs.IsNotExist(err):
 			return status.Errorf(codes.NotFound, "source %s %q does not exist", src.kind, src.id)
 		}
-		return d.zfsErr(err, "cloning "+src.snap)
+		return e.zfsErr(err, "cloning "+src.snap)
 	}
-	err := d.zfs.SendReceive(ctx, src.snap, ds)
+	err := e.zfs.SendReceive(ctx, src.snap, ds)
 	switch {
 	case err == nil, zfs.IsExists(err):
 	case zfs.IsNotExist(err):
 		return status.Errorf(codes.NotFound, "source %s %q does not exist", src.kind, src.id)
 	default:
-		return d.zfsErr(err, "copying "+src.snap+" to "+ds)
+		return e.zfsErr(err, "copying "+src.snap+" to "+ds)
 	}
-	if err := d.zfs.Set(ctx, ds, props...); err != nil {
-		return d.zfsErr(err, "labelling "+ds)
+	if err := e.zfs.Set(ctx, ds, props...); err != nil {
+		return e.zfsErr(err, "labelling "+ds)
 	}
 	// The copy arrives with the snapshot it was sent from; neither it nor
 	// a temporary source snapshot is needed any more.
 	received := ds + src.snap[strings.IndexByte(src.snap, '@'):]
-	if err := d.zfs.Destroy(ctx, received, zfs.DestroyOptions{}); err != nil && !zfs.IsNotExist(err) {
-		return d.zfsErr(err, "removing "+received)
+	if err := e.zfs.Destroy(ctx, received, zfs.DestroyOptions{}); err != nil && !zfs.IsNotExist(err) {
+		return e.zfsErr(err, "removing "+received)
 	}
 	if src.temporary {
-		if err := d.zfs.Destroy(ctx, src.snap, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
-			return d.zfsErr(err, "removing "+src.snap)
+		if err := e.zfs.Destroy(ctx, src.snap, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
+			return e.zfsErr(err, "removing "+src.snap)
 		}
 	}
 	return nil
