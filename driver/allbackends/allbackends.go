@@ -1,5 +1,14 @@
 // Package allbackends links every backend into a binary: importing it runs
-// each backend's init, which registers its driver type.
+// each backend's init, which registers its driver type. cmd/switchyard
+// imports it; nothing else under driver/ imports a backend.
+//
+// Its imports define the backend packages: each one, with its subpackages,
+// is one backend. The architecture tests (architecture_test.go) check the
+// rules that follow: backends never import each other, every package that
+// calls backend.Register is linked here, registered types are off
+// backend.Planned and documented under docs/backends/, simulators never
+// import driver/ and driver/ never imports simulators/ or lab/. Adding a
+// backend: docs/developing.md.
 package allbackends
 
 import (
