@@ -454,7 +454,7 @@ func TestEveryBackendIsLinked(t *testing.T) {
 }
 
 // TestRegisteredTypesAreNotPlanned: a driver type this build registers is
-// off backend.Planned, or configs naming it would be told it is "not
+// off backend.Planned(), or configs naming it would be told it is "not
 // available in this build of switchyard yet" by anything that consults the
 // planned list first.
 func TestRegisteredTypesAreNotPlanned(t *testing.T) {
@@ -463,8 +463,8 @@ func TestRegisteredTypesAreNotPlanned(t *testing.T) {
 		t.Fatal("importing driver/allbackends registered no driver type")
 	}
 	for _, n := range names {
-		if slices.Contains(backend.Planned, n) {
-			t.Errorf("driver type %q is registered but still listed in backend.Planned: remove %q from Planned in driver/backend/registry.go "+
+		if slices.Contains(backend.Planned(), n) {
+			t.Errorf("driver type %q is registered but still listed in backend.Planned(): remove %q from planned in driver/backend/resolve.go "+
 				"(and from the \"not built in yet\" lists in README.md and docs/README.md)", n, n)
 		}
 	}
