@@ -33,6 +33,18 @@ var kinds = []kind{
 
 func (k kind) block() bool { return k.protocol == "iscsi" || k.protocol == "nvmeof" }
 
+// fsTypes are the mount fs_types nodes may be asked for: a share mounts as
+// its protocol's file system, a block volume as any the node formats.
+func (k kind) fsTypes() []string {
+	switch k.protocol {
+	case "nfs":
+		return engine.NFSFSTypes
+	case "smb":
+		return engine.SMBFSTypes
+	}
+	return engine.BlockFSTypes
+}
+
 func init() {
 	for _, k := range kinds {
 		k := k
@@ -110,7 +122,7 @@ func New(k kind, opts backend.Options) (backend.Driver, error) {
 		}
 		p = &sshPlatform{CLIHost: host, sharer: sharer, closeAPI: client.Close}
 	}
-	return engine.New(engine.Options{Options: opts, Driver: k.name, Block: k.block(), Platform: p})
+	return engine.New(engine.Options{Options: opts, Driver: k.name, Block: k.block(), FSTypes: k.fsTypes(), Platform: p})
 }
 
 // caller is what the backend needs of the API client (*api.Client).
