@@ -1,4 +1,4 @@
-package truenashost_test
+package truenas_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package zfshost_test
+package zfsgeneric_test
 
 import (
 	"context"

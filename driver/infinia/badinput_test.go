@@ -1,4 +1,4 @@
-package infiniahost_test
+package infinia_test
 
 import (
 	"context"
