@@ -28,7 +28,7 @@ func volumeIDOK(id string) bool {
 // provisioned. Every step is idempotent and the last one sets
 // provision_success, so a call cut short (connection dropped, process
 // killed) is completed by the retry without leaking anything.
-func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (_ *csi.CreateVolumeResponse, err error) {
 	name := req.GetName()
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
@@ -90,6 +90,16 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		if mountpoint, err = e.makeDataset(ctx, ds, name, size, req, src); err != nil {
 			return nil, err
 		}
+		// A step refused from here on (a clone smaller than its source, a
+		// share with a bad name, a permission the host rejects) would leave
+		// a dataset no volume handle names, since CreateVolume returns none:
+		// remove what this call made. When the connection dropped, the
+		// retry finishes the volume instead.
+		defer func() {
+			if err != nil && status.Code(err) != codes.Unavailable {
+				e.rollback(ds)
+			}
+		}()
 	}
 
 	if err := e.sizeDataset(ctx, ds, size, exists || src != nil); err != nil {
@@ -111,12 +121,6 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 	vc, shareProps, err := e.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: mountpoint})
 	if err != nil {
-		if !exists && status.Code(err) != codes.Unavailable {
-			// The share was refused (bad name, target error): remove what this
-			// call made so a deleted claim leaves nothing behind. When the
-			// connection dropped, the retry finishes the volume instead.
-			e.rollback(ds)
-		}
 		return nil, err
 	}
 	raw, _ := json.Marshal(vc)
@@ -570,9 +574,20 @@ func (e *Engine) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 func (e *Engine) rollback(ds string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	var origin string
+	if p, err := e.zfs.Get(ctx, ds, "origin"); err == nil {
+		origin = p["origin"].Value
+	}
 	_ = e.share.Remove(ctx, ds, zfs.Properties{})
 	if err := e.destroy(ctx, ds); err != nil {
 		e.log.Warn("could not remove a half-made volume", "dataset", ds, "error", err)
+		return
+	}
+	// A clone of a volume came with a snapshot made for it alone.
+	if strings.Contains(origin, "@"+cloneSnapshotPrefix) {
+		if err := e.zfs.Destroy(ctx, origin, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
+			e.log.Warn("could not remove the snapshot a half-made volume was cloned from", "snapshot", origin, "error", err)
+		}
 	}
 }
 
