@@ -40,7 +40,7 @@ func Decode(vc map[string]string) (Context, error) {
 	}
 	mk, ok := decoders[name]
 	if !ok {
-		return c, invalid("", KeyAttachDriver, name, "is not an attach driver this contract knows ("+strings.Join(AttachDrivers(), ", ")+")")
+		return c, invalid("", KeyAttachDriver, name, "not an attach driver this contract knows ("+strings.Join(AttachDrivers(), ", ")+")")
 	}
 	kind := mk()
 	if err := kind.Decode(vc); err != nil {

@@ -38,7 +38,7 @@ func (e *Error) Error() string {
 			return fmt.Sprintf("volume_context key %s is missing: node_attach_driver %s needs %s", key, e.Driver, e.Reason)
 		}
 	}
-	return fmt.Sprintf("volume_context %s=%q %s", e.Key, e.Value, e.Reason)
+	return fmt.Sprintf("volume_context key %q has %q: %s", e.Key, e.Value, e.Reason)
 }
 
 // KeyOf returns the key an error from Decode names ("" when err is not an

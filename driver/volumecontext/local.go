@@ -56,7 +56,7 @@ func (c *ZFSLocal) Decode(vc map[string]string) error {
 	case n == "":
 		return missing(DriverZFSLocal, KeyZFSAssetName, "", "")
 	case strings.HasPrefix(n, "/") || strings.HasSuffix(n, "/") || strings.ContainsAny(n, "@#") || strings.Contains(n, ".."):
-		return invalid(DriverZFSLocal, KeyZFSAssetName, n, "is not a dataset or zvol name (pool/path, no snapshot)")
+		return invalid(DriverZFSLocal, KeyZFSAssetName, n, "not a dataset or zvol name (pool/path, no snapshot)")
 	}
 	return nil
 }

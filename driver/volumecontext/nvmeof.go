@@ -62,7 +62,7 @@ func (c *NVMeoF) Decode(vc map[string]string) error {
 	case nsid != "" && (nsidErr != nil || n == 0):
 		return invalid(DriverNVMeoF, KeyNSID, nsid, "must be a namespace id (1 or more)")
 	case strings.ContainsAny(c.UUID, "/ "):
-		return invalid(DriverNVMeoF, KeyUUID, c.UUID, "is not a namespace uuid")
+		return invalid(DriverNVMeoF, KeyUUID, c.UUID, "not a namespace uuid")
 	case len(c.AllTransports()) == 0:
 		return missing(DriverNVMeoF, KeyTransport, KeyTransports, "the subsystem's address, e.g. tcp://10.0.0.5:4420")
 	}
