@@ -60,9 +60,9 @@ func (s propertyShare) Create(_ context.Context, r ShareRequest) (map[string]str
 	for _, p := range s.d.cfg.share.props {
 		props = append(props, zfs.Prop{Name: p.Key, Value: p.Value})
 	}
-	vc := volumecontext.SMB{Server: s.d.cfg.share.host, Share: smbShareName(r.Dataset)}.Encode()
-	if s.attach == "nfs" {
-		vc = volumecontext.NFS{Server: s.d.cfg.share.host, Share: r.Mountpoint}.Encode()
+	vc := volumecontext.NFS{Server: s.d.cfg.share.host, Share: r.Mountpoint}.Encode()
+	if s.attach != "nfs" {
+		vc = volumecontext.SMB{Server: s.d.cfg.share.host, Share: smbShareName(r.Dataset)}.Encode()
 	}
 	return vc, props, nil
 }
