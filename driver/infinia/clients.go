@@ -22,18 +22,22 @@ const (
 )
 
 // withSecrets applies the secret overrides to the account's client config.
-// Errors name the secret key, never its value.
+// Errors name the secret key, never its value. Endpoints from the secret
+// are secret too: the client names them "secret apis entry N" (N counts
+// the non-empty entries from 1) in errors and logs.
 func withSecrets(a *account, secrets map[string]string) (api.Config, error) {
 	cfg := a.apiConfig()
 	if v, ok := secrets[secretAPIs]; ok && strings.TrimSpace(v) != "" {
 		cfg.APIs = nil
-		for i, e := range strings.Split(v, ",") {
+		cfg.SecretAPIs = true
+		for _, e := range strings.Split(v, ",") {
 			if e = strings.TrimSpace(e); e == "" {
 				continue
 			}
 			if _, err := api.ParseEndpoint(e); err != nil {
 				// The reason is left out: it could quote part of the value.
-				return api.Config{}, status.Errorf(codes.InvalidArgument, "secret %s: entry %d is not an endpoint URL (want https://<host>[:port])", secretAPIs, i+1)
+				return api.Config{}, status.Errorf(codes.InvalidArgument, "secret %s: entry %d is not an endpoint URL (want https://<host>[:port])",
+					secretAPIs, len(cfg.APIs)+1)
 			}
 			cfg.APIs = append(cfg.APIs, e)
 		}
