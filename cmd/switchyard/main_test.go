@@ -54,3 +54,39 @@ func TestServeFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// An SSH host key that nothing pins is trusted on first use: config check
+// says so without failing; a knownHosts file that is not there fails it,
+// naming the key.
+func TestConfigCheckSSHHostKeys(t *testing.T) {
+	dir := t.TempDir()
+	conns := filepath.Join(dir, "conns")
+	os.MkdirAll(conns, 0o755)
+	main := filepath.Join(dir, "main.yaml")
+	os.WriteFile(main, []byte("driver: proxy\nproxy:\n  configFolder: "+conns+"\n"), 0o600)
+	zfsConn := func(extra string) string {
+		return "driver: zfs-generic-nfs\nsshConnection:\n  host: 127.0.0.1\n  username: root\n  password: secret-pw\n" + extra +
+			"zfs:\n  datasetParentName: tank/k8s/v\n  detachedSnapshotsDatasetParentName: tank/k8s/s\nnfs:\n  shareStrategy: setDatasetProperties\n  shareHost: 127.0.0.1\n"
+	}
+	known := filepath.Join(dir, "known_hosts")
+	os.WriteFile(known, []byte("127.0.0.1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"), 0o600)
+	for _, tc := range []struct {
+		name, extra string
+		code        int
+		want, never string
+	}{
+		{"unpinned", "", 0, "warning: " + filepath.Join(conns, "nas.yaml") + ": sshConnection: no hostKeyFingerprint or knownHosts", "secret-pw"},
+		{"fingerprint", "  hostKeyFingerprint: SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU\n", 0, "ok", "warning"},
+		{"known hosts", "  knownHosts: " + known + "\n", 0, "ok", "warning"},
+		{"missing known hosts", "  knownHosts: " + filepath.Join(dir, "nope") + "\n", 1, "sshConnection.knownHosts", "ok\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.WriteFile(filepath.Join(conns, "nas.yaml"), []byte(zfsConn(tc.extra)), 0o600)
+			var out, errOut bytes.Buffer
+			code := run([]string{"config", "check", main}, &out, &errOut)
+			if code != tc.code || !strings.Contains(out.String(), tc.want) || strings.Contains(out.String(), tc.never) {
+				t.Fatalf("exit %d, want %d; output must say %q and not %q:\n%s%s", code, tc.code, tc.want, tc.never, out.String(), errOut.String())
+			}
+		})
+	}
+}

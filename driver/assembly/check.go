@@ -45,5 +45,9 @@ func Check(path string) config.Problems {
 	}
 	_, cps := csisrv.CapabilitySet{}.Override(main)
 	_, nps := nodeid.ParseSettings(main, nodeid.Settings{NodeName: true, NQN: typ.HostNQN})
-	return append(ps, append(cps, nps...).InFile(path)...)
+	ps = append(ps, append(cps, nps...).InFile(path)...)
+	if len(ps) == 0 && typ.Warnings != nil {
+		ps = config.Problems(typ.Warnings(main)).InFile(path)
+	}
+	return ps
 }

@@ -84,6 +84,10 @@ type Type struct {
 	// Validate returns every problem in cfg (missing or malformed keys),
 	// each naming the key; nil when cfg is usable.
 	Validate func(cfg config.Tree) []config.Problem
+	// Warnings, if set, returns what config check should point out in a
+	// valid cfg (Problem.Warning set): things that work but trust more
+	// than the user may think.
+	Warnings func(cfg config.Tree) []config.Problem
 	// New builds a driver from a validated config.
 	New func(opts Options) (Driver, error)
 }

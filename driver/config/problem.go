@@ -8,10 +8,16 @@ type Problem struct {
 	File string // path of the file ("" when not file-backed)
 	Key  string // dotted key path ("" for the file as a whole)
 	Msg  string
+	// Warning marks something that works but deserves a look (an SSH host
+	// key trusted on first use): config check prints it and still passes.
+	Warning bool
 }
 
 func (p Problem) Error() string {
 	var b strings.Builder
+	if p.Warning {
+		b.WriteString("warning: ")
+	}
 	if p.File != "" {
 		b.WriteString(p.File)
 		b.WriteString(": ")
@@ -51,6 +57,17 @@ func (ps Problems) InFile(file string) Problems {
 			p.File = file
 		}
 		out[i] = p
+	}
+	return out
+}
+
+// Failures returns the problems that are not warnings.
+func (ps Problems) Failures() Problems {
+	var out Problems
+	for _, p := range ps {
+		if !p.Warning {
+			out = append(out, p)
+		}
 	}
 	return out
 }

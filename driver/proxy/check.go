@@ -61,5 +61,8 @@ func CheckConnection(name, file string, main config.Tree, s *Settings) config.Pr
 				name, cc.typ.Name, lim.what, lim.max, n, MaxHandleLen, MaxHandleLen-len(lim.prefix)-1-lim.max)})
 		}
 	}
+	if len(ps) == 0 && cc.typ.Warnings != nil {
+		ps = config.Problems(cc.typ.Warnings(cc.merged)).InFile(file)
+	}
 	return ps
 }

@@ -48,6 +48,10 @@ func (k kind) fsTypes() []string {
 func init() {
 	for _, k := range kinds {
 		k := k
+		var warnings func(config.Tree) []config.Problem
+		if k.ssh {
+			warnings = engine.SSHWarnings
+		}
 		backend.Register(backend.Type{
 			Name:             k.name,
 			Aliases:          []string{k.alias},
@@ -55,6 +59,7 @@ func init() {
 			MaxVolumeIDLen:   engine.MaxVolumeIDLen,
 			MaxSnapshotIDLen: engine.MaxSnapshotIDLen,
 			Validate:         func(cfg config.Tree) []config.Problem { _, _, _, ps := parse(k, cfg); return ps },
+			Warnings:         warnings,
 			New: func(opts backend.Options) (backend.Driver, error) {
 				return New(k, opts)
 			},

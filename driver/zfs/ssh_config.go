@@ -124,7 +124,7 @@ func (cfg SSHConfig) validate() (*sshSettings, error) {
 		st.pinned = fp
 	}
 	if cfg.KnownHosts != "" {
-		if err := checkKnownHostsFile(cfg.KnownHosts); err != nil {
+		if err := CheckKnownHostsFile(cfg.KnownHosts); err != nil {
 			return nil, err
 		}
 		st.knownHosts = cfg.KnownHosts

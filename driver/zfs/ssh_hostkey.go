@@ -91,9 +91,10 @@ func hostKeyError(format string, args ...any) error {
 	return &executorError{msg: fmt.Sprintf(format, args...), kinds: []error{ErrHostKey, ErrAuth}}
 }
 
-// checkKnownHostsFile validates sshConnection.knownHosts: an absolute path
+// CheckKnownHostsFile validates sshConnection.knownHosts (config validation
+// calls it, so a bad file is reported before the first connect): an absolute path
 // to a regular file of at most 1 MiB that parses as known_hosts.
-func checkKnownHostsFile(path string) error {
+func CheckKnownHostsFile(path string) error {
 	if !filepath.IsAbs(path) {
 		return fmt.Errorf("sshConnection.knownHosts: %q must be an absolute path", path)
 	}

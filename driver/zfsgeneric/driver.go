@@ -34,6 +34,7 @@ func init() {
 			MaxVolumeIDLen:   engine.MaxVolumeIDLen,
 			MaxSnapshotIDLen: engine.MaxSnapshotIDLen,
 			Validate:         Validate,
+			Warnings:         engine.SSHWarnings,
 			New:              backend.Constructor(New),
 		})
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
@@ -73,8 +74,28 @@ func readSSH(r *config.Reader) *zfs.SSHConfig {
 		c.DialTimeout = time.Duration(n) * time.Millisecond
 	}
 	c.HostKeyFingerprint = r.Str("sshConnection.hostKeyFingerprint")
+	if kh := r.Str("sshConnection.knownHosts"); kh != "" {
+		c.KnownHosts = kh
+		if err := zfs.CheckKnownHostsFile(kh); err != nil {
+			r.Add("sshConnection.knownHosts", "%s", strings.TrimPrefix(err.Error(), "sshConnection.knownHosts: "))
+		}
+	}
 	if c.Password == "" && c.PrivateKey == "" {
 		r.Add("sshConnection", "set password or privateKey")
 	}
 	return c
+}
+
+// SSHWarnings is backend.Type.Warnings for the backends that run zfs over
+// SSH: a host key that nothing pins is trusted on first use, which config
+// check should say.
+func SSHWarnings(cfg config.Tree) []config.Problem {
+	c := ReadCLI(config.NewReader(cfg), false)
+	if c.SSH == nil {
+		return nil
+	}
+	if w := zfs.HostKeyWarning(*c.SSH); w != "" {
+		return []config.Problem{{Key: "sshConnection", Msg: strings.TrimPrefix(w, "sshConnection: "), Warning: true}}
+	}
+	return nil
 }

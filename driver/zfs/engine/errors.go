@@ -23,6 +23,9 @@ func transportErr(driver string, err error) error {
 		return status.Errorf(codes.DeadlineExceeded, "%s: %v", driver, err)
 	case errors.Is(err, context.Canceled):
 		return status.Errorf(codes.Canceled, "%s: %v", driver, err)
+	case errors.Is(err, zfs.ErrHostKey):
+		// The message says which key to pin; credentials are not the issue.
+		return status.Errorf(codes.FailedPrecondition, "%s: %v", driver, err)
 	case errors.Is(err, zfs.ErrAuth):
 		return status.Errorf(codes.FailedPrecondition, "%s: %v (check sshConnection.username and password/privateKey)", driver, err)
 	case errors.Is(err, zfs.ErrUnreachable), errors.Is(err, zfs.ErrConnectionLost):
