@@ -22,18 +22,22 @@ const (
 )
 
 // withSecrets applies the secret overrides to the account's client config.
-// Errors name the secret key, never its value.
+// Errors name the secret key, never its value. Endpoints from the secret
+// are secret too: the client names them "secret apis entry N" (N counts
+// the non-empty entries from 1) in errors and logs.
 func withSecrets(a *account, secrets map[string]string) (api.Config, error) {
 	cfg := a.apiConfig()
 	if v, ok := secrets[secretAPIs]; ok && strings.TrimSpace(v) != "" {
 		cfg.APIs = nil
-		for i, e := range strings.Split(v, ",") {
+		cfg.SecretAPIs = true
+		for _, e := range strings.Split(v, ",") {
 			if e = strings.TrimSpace(e); e == "" {
 				continue
 			}
 			if _, err := api.ParseEndpoint(e); err != nil {
 				// The reason is left out: it could quote part of the value.
-				return api.Config{}, status.Errorf(codes.InvalidArgument, "secret %s: entry %d is not an endpoint URL (want https://<host>[:port])", secretAPIs, i+1)
+				return api.Config{}, status.Errorf(codes.InvalidArgument, "secret %s: entry %d is not an endpoint URL (want https://<host>[:port])",
+					secretAPIs, len(cfg.APIs)+1)
 			}
 			cfg.APIs = append(cfg.APIs, e)
 		}
@@ -84,6 +88,11 @@ func (p *clientPool) get(a *account, cfg api.Config) (*api.Client, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "%s account %s: %v", DriverName, a.key, err)
 	}
 	p.clients[fp] = &pooled{client: c, account: a.key, base: fingerprint(a.apiConfig())}
+	if cfg.InsecureSkipVerify {
+		// DDN's default, so kept; but never silently (DESIGN.md contract 7).
+		p.log.Warn("Infinia TLS certificates are not verified (insecureSkipVerify is true, DDN's default): "+
+			"set insecureSkipVerify: false, with caCert for a private CA, to verify them", "account", a.key)
+	}
 	return c, nil
 }
 

@@ -7,23 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-csi/switchyard/driver/infinia/api"
-)
-
-// volume_context (and publish_context) keys; node-attach.md's nvmeof set
-// plus the namespace uuid and the ownership DDN's parameters ask for.
-const (
-	ctxAttach      = "node_attach_driver"
-	ctxProvisioner = "provisioner_driver"
-	ctxNQN         = "nqn"
-	ctxTransport   = "transport"
-	ctxTransports  = "transports"
-	ctxNSID        = "nsid"
-	ctxUUID        = "uuid"
-	ctxOwner       = "owneruid"
-	ctxGroup       = "groupuid"
-	ctxPerms       = "perms"
-
-	attachNVMeoF = "nvmeof"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // xattrs the driver stores on the volumes it makes, so the ownership asked
@@ -56,18 +40,22 @@ func ownershipOf(a *account, v *api.Volume) ownership {
 // fromContext takes the ownership a request's volume_context carries,
 // falling back to def for keys it does not set.
 func fromContext(vc map[string]string, def ownership) ownership {
-	if vc[ctxOwner] != "" || vc[ctxGroup] != "" {
-		def.owner, def.group = vc[ctxOwner], vc[ctxGroup]
+	var o volumecontext.Ownership
+	_ = o.Decode(vc) // the node checks the values; they pass through as given
+	if o.OwnerUID != "" || o.GroupUID != "" {
+		def.owner, def.group = o.OwnerUID, o.GroupUID
 	}
-	if vc[ctxPerms] != "" {
-		def.perms = vc[ctxPerms]
+	if o.Perms != "" {
+		def.perms = o.Perms
 	}
 	return def
 }
 
-// volumeContext builds what the node needs to connect: the subsystem's
-// NQN, every listener as tcp://addr:port, the namespace id and uuid. It
-// fails when the volume is not a namespace of s or s has no listener.
+// volumeContext builds what the node needs to connect (volume_context,
+// and publish_context for static PVs): the subsystem's NQN, every listener
+// as tcp://addr:port, the namespace id and uuid, and the ownership DDN's
+// parameters ask for. It fails when the volume is not a namespace of s or
+// s has no listener.
 func volumeContext(v *api.Volume, s *api.Subsystem, o ownership, dataPort int) (map[string]string, error) {
 	nsid := v.NSID.Int()
 	uuid := v.UUID
@@ -81,31 +69,23 @@ func volumeContext(v *api.Volume, s *api.Subsystem, o ownership, dataPort int) (
 			}
 		}
 	}
-	if nsid == 0 {
+	if nsid <= 0 {
 		return nil, fmt.Errorf("volume %s is not a namespace of subsystem %s", v.Name, s.Name)
 	}
 	transports := transportsOf(s, dataPort)
 	if len(transports) == 0 {
 		return nil, fmt.Errorf("subsystem %s of volume %s listens on no instance: expose it (instances parameter or default_instance_ids)", s.Name, v.Name)
 	}
-	vc := map[string]string{
-		ctxAttach:      attachNVMeoF,
-		ctxProvisioner: DriverName,
-		ctxNQN:         s.NQN,
-		ctxTransport:   transports[0],
-		ctxTransports:  strings.Join(transports, ","),
-		ctxNSID:        strconv.Itoa(nsid),
-	}
-	if uuid != "" {
-		vc[ctxUUID] = strings.ToLower(uuid)
+	c := volumecontext.Context{
+		Attach: volumecontext.NVMeoF{Transport: transports[0], Transports: transports, NQN: s.NQN,
+			NSID: uint32(nsid), UUID: strings.ToLower(uuid)},
+		Provisioner: volumecontext.Provisioner{Driver: DriverName},
+		Ownership:   volumecontext.Ownership{Perms: o.perms},
 	}
 	if o.owner != "" && o.group != "" {
-		vc[ctxOwner], vc[ctxGroup] = o.owner, o.group
+		c.Ownership.OwnerUID, c.Ownership.GroupUID = o.owner, o.group
 	}
-	if o.perms != "" {
-		vc[ctxPerms] = o.perms
-	}
-	return vc, nil
+	return c.Encode(), nil
 }
 
 // transportsOf lists every listener address as <trtype>://<addr>:<port>,

@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 const (
@@ -36,8 +37,6 @@ const (
 	// lives on, as democratic-csi's local-hostpath reports it; behind a
 	// proxy with another nodeTopology.prefix the key follows that prefix.
 	TopologyKey = backend.DefaultTopologyPrefix + "/node"
-	// nodeAttachDriver tells the node service to bind-mount volume_context.path.
-	nodeAttachDriver = "hostpath"
 )
 
 func init() {
@@ -117,15 +116,10 @@ func (d *Driver) topology() []*csi.Topology {
 
 // volumeContext is what the node service needs to publish a volume.
 func (d *Driver) volumeContext(id string) map[string]string {
-	vc := map[string]string{
-		"node_attach_driver": nodeAttachDriver,
-		"path":               d.cfg.shareBase + "/" + volumesDir + "/" + id,
-		"provisioner_driver": DriverName,
-	}
-	if d.cfg.instanceID != "" {
-		vc["provisioner_driver_instance_id"] = d.cfg.instanceID
-	}
-	return vc
+	return volumecontext.Context{
+		Attach:      volumecontext.HostPath{Path: d.cfg.shareBase + "/" + volumesDir + "/" + id},
+		Provisioner: volumecontext.Provisioner{Driver: DriverName, InstanceID: d.cfg.instanceID},
+	}.Encode()
 }
 
 func (d *Driver) newCopier(ctx context.Context) *copier {

@@ -4,6 +4,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // adoptStaged takes over a volume that is staged (its staging path is a
@@ -13,7 +15,7 @@ import (
 // until they were drained. It returns nil when there is nothing to adopt.
 func (s *Service) adoptStaged(id, staging string, capability *csi.VolumeCapability, reqVC, pc map[string]string) (*record, error) {
 	vc, from := attachContext(reqVC, pc)
-	if capability.GetBlock() != nil || vc[KeyAttachDriver] == "" {
+	if capability.GetBlock() != nil || volumecontext.AttachDriver(vc) == "" {
 		return nil, nil // block layouts differ between drivers: never guess
 	}
 	mounted, err := isMountPoint(s.host.Mounter, staging)

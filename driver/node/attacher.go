@@ -9,11 +9,8 @@ import (
 	mount "k8s.io/mount-utils"
 
 	"github.com/switchyard-csi/switchyard/driver/keylock"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
-
-// KeyAttachDriver is the volume_context key that selects the attacher
-// (democratic-csi convention).
-const KeyAttachDriver = "node_attach_driver"
 
 // StagedBlockDevice is the file under the staging path onto which an
 // attacher binds the device of a volume with access type block; publish
@@ -110,7 +107,7 @@ func (v *Volume) StagedPath() string {
 func (v *Volume) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("id", v.ID),
-		slog.String("attacher", v.Context[KeyAttachDriver]),
+		slog.String("attacher", volumecontext.AttachDriver(v.Context)),
 		slog.String("staging", v.StagingPath),
 		slog.Bool("block", v.IsBlock()),
 	)

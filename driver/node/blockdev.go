@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	mount "k8s.io/mount-utils"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // DefaultFsType is the filesystem made on a blank block device when the
@@ -169,41 +170,35 @@ func resolved(p string) string {
 	return filepath.Clean(p)
 }
 
-// validateOwnership checks owneruid, groupuid (numbers) and perms (octal).
+// ownership reads owneruid, groupuid (numbers) and perms (octal).
+func ownership(v *Volume) (volumecontext.Ownership, error) {
+	var o volumecontext.Ownership
+	if err := o.Decode(v.Context); err != nil {
+		return o, invalidContext(v, err)
+	}
+	return o, nil
+}
+
+// validateOwnership checks owneruid, groupuid and perms.
 func validateOwnership(v *Volume) error {
-	for _, k := range []string{KeyOwnerUID, KeyGroupUID} {
-		if s := v.Context[k]; s != "" {
-			if n, err := strconv.Atoi(s); err != nil || n < 0 {
-				return status.Errorf(codes.InvalidArgument, "volume %s: volume_context %s=%q must be a numeric id", v.ID, k, s)
-			}
-		}
-	}
-	if s := v.Context[KeyPerms]; s != "" {
-		if n, err := strconv.ParseUint(s, 8, 32); err != nil || n > 0o7777 {
-			return status.Errorf(codes.InvalidArgument, "volume %s: volume_context %s=%q must be octal permissions such as 0750", v.ID, KeyPerms, s)
-		}
-	}
-	return nil
+	_, err := ownership(v)
+	return err
 }
 
 // applyOwnership gives a freshly made filesystem's root the owner, group
 // and permissions asked for in the volume_context (validated before).
 func applyOwnership(v *Volume, root string) error {
-	uid, gid := -1, -1
-	if s := v.Context[KeyOwnerUID]; s != "" {
-		uid, _ = strconv.Atoi(s)
+	o, err := ownership(v)
+	if err != nil {
+		return err
 	}
-	if s := v.Context[KeyGroupUID]; s != "" {
-		gid, _ = strconv.Atoi(s)
-	}
-	if uid >= 0 || gid >= 0 {
+	if uid, gid := o.UID(), o.GID(); uid >= 0 || gid >= 0 {
 		if err := os.Chown(root, uid, gid); err != nil {
 			return err
 		}
 	}
-	if s := v.Context[KeyPerms]; s != "" {
-		mode, _ := strconv.ParseUint(s, 8, 32)
-		if err := unix.Chmod(root, uint32(mode)); err != nil {
+	if mode, ok := o.Mode(); ok {
+		if err := unix.Chmod(root, mode); err != nil {
 			return &os.PathError{Op: "chmod", Path: root, Err: err}
 		}
 	}
@@ -245,7 +240,7 @@ func validateBlockVolume(v *Volume) error {
 		case csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER, csi.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER:
 			return status.Errorf(codes.InvalidArgument,
 				"volume %s: access mode %s with access type mount is not supported by node_attach_driver %s: a filesystem on a block device is mounted on one node at a time (use access type block)",
-				v.ID, m, v.Context[KeyAttachDriver])
+				v.ID, m, volumecontext.AttachDriver(v.Context))
 		}
 	}
 	return validateOwnership(v)

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	mount "k8s.io/mount-utils"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 func fsCap(mode csi.VolumeCapability_AccessMode_Mode, fs string) *csi.VolumeCapability {
@@ -148,7 +150,7 @@ func TestBlockDeviceOwnership(t *testing.T) {
 			if err := os.MkdirAll(f.staging, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			f.mustStage(t, f.stageCtx(iscsiCtx(KeyOwnerUID, uid, KeyGroupUID, gid, KeyPerms, "0710"), mountCap(snw)))
+			f.mustStage(t, f.stageCtx(iscsiCtx(volumecontext.KeyOwnerUID, uid, volumecontext.KeyGroupUID, gid, volumecontext.KeyPerms, "0710"), mountCap(snw)))
 			fi, err := os.Stat(f.staging)
 			if err != nil {
 				t.Fatal(err)

@@ -8,7 +8,9 @@
 // mount from the staging path to the target path), unmounting, stats and
 // expansion dispatch. An Attacher, chosen by volume_context
 // "node_attach_driver" (or, for a static PV without it, by publish_context),
-// only makes the volume appear at the staging path and releases it again:
+// only makes the volume appear at the staging path and releases it again;
+// it reads its keys through driver/volumecontext, the contract the
+// controllers write:
 //
 //   - hostpath: binds a directory of the node (key path)
 //   - nfs, smb, lustre: mount a share (server, share; SMB credentials from

@@ -10,6 +10,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 func (f *attachFixture) expand(path string, required int64) (*csi.NodeExpandVolumeResponse, error) {
@@ -50,7 +52,7 @@ func TestExpandISCSI(t *testing.T) {
 		f := newAttachFixture(t)
 		k := iscsiTargetSim(f)
 		k.dmMultipath = true
-		f.mustStage(t, f.stageCtx(iscsiCtx(KeyPortals, "10.0.0.7"), blockCap(snw)))
+		f.mustStage(t, f.stageCtx(iscsiCtx(volumecontext.KeyPortals, "10.0.0.7"), blockCap(snw)))
 		f.sim.reply("multipathd resize map", "ok", nil)
 		f.grow(t, "dev/dm-0", 3<<30)
 		resp, err := f.expand(filepath.Join(f.staging, StagedBlockDevice), 3<<30)
@@ -95,7 +97,7 @@ func TestExpandISCSI(t *testing.T) {
 func TestExpandNVMeoF(t *testing.T) {
 	f := newAttachFixture(t)
 	nvmeTarget(f, true)
-	f.mustStage(t, f.stageCtx(nvmeCtx(KeyTransports, "tcp://10.0.0.7:4420"), blockCap(snw)))
+	f.mustStage(t, f.stageCtx(nvmeCtx(volumecontext.KeyTransports, "tcp://10.0.0.7:4420"), blockCap(snw)))
 	f.grow(t, "dev/nvme0n1", 4<<30)
 	f.sim.reset()
 	resp, err := f.expand(filepath.Join(f.staging, StagedBlockDevice), 4<<30)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 func TestNodeExpandVolume(t *testing.T) {
@@ -42,7 +44,7 @@ func TestNodeExpandVolume(t *testing.T) {
 		grow := &growing{capacity: 7 << 30}
 		f.svc = f.newService(t, func(o *Options) { o.Attachers = []Attacher{grow} })
 		r := f.stageReq(mountCap(snw))
-		r.VolumeContext = map[string]string{KeyAttachDriver: grow.Name(), KeyHostPath: f.src}
+		r.VolumeContext = map[string]string{volumecontext.KeyAttachDriver: grow.Name(), volumecontext.KeyPath: f.src}
 		if _, err := f.svc.NodeStageVolume(ctx, r); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 	mount "k8s.io/mount-utils"
 	testingexec "k8s.io/utils/exec/testing"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // fixture is a Service over the mount-utils fake mounter and a scripted
@@ -74,7 +76,7 @@ func (f *fixture) newService(t *testing.T, mods ...func(*Options)) *Service {
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func hostCtx(path string) map[string]string {
-	return map[string]string{KeyAttachDriver: "hostpath", KeyHostPath: path, "provisioner_driver": "local-hostpath"}
+	return map[string]string{volumecontext.KeyAttachDriver: "hostpath", volumecontext.KeyPath: path, "provisioner_driver": "local-hostpath"}
 }
 
 func mountCap(mode csi.VolumeCapability_AccessMode_Mode) *csi.VolumeCapability {

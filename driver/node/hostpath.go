@@ -9,11 +9,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-)
 
-// KeyHostPath is the volume_context key holding a hostpath volume's
-// directory on the node (set by the local-hostpath backend).
-const KeyHostPath = "path"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
+)
 
 // HostPath is the "hostpath" attacher: the volume is a directory that
 // already exists on this node, staged by bind-mounting it.
@@ -29,31 +27,28 @@ func (HostPath) Validate(v *Volume) error {
 		return status.Errorf(codes.InvalidArgument,
 			"volume %s: node_attach_driver hostpath serves directories; access type block is not supported (use access type mount)", v.ID)
 	}
-	p := v.Context[KeyHostPath]
-	if p == "" {
-		return status.Errorf(codes.InvalidArgument,
-			"volume %s: volume_context key %q is missing: node_attach_driver hostpath needs the volume's directory on the node", v.ID, KeyHostPath)
-	}
-	if !filepath.IsAbs(p) {
-		return status.Errorf(codes.InvalidArgument,
-			"volume %s: volume_context key %q must be an absolute path, got %q", v.ID, KeyHostPath, p)
+	var c volumecontext.HostPath
+	if err := c.Decode(v.Context); err != nil {
+		return invalidContext(v, err)
 	}
 	return nil
 }
 
 // Stage implements Attacher: bind-mount the directory onto the staging path.
 func (HostPath) Stage(_ context.Context, h *Host, v *Volume) error {
-	src := filepath.Clean(v.Context[KeyHostPath])
+	var c volumecontext.HostPath
+	_ = c.Decode(v.Context) // validated before
+	src := filepath.Clean(c.Path)
 	fi, err := os.Stat(src)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return status.Errorf(codes.NotFound,
-			"volume %s: hostpath directory %s (volume_context %q) does not exist on this node", v.ID, src, KeyHostPath)
+			"volume %s: hostpath directory %s (volume_context %q) does not exist on this node", v.ID, src, volumecontext.KeyPath)
 	case err != nil:
 		return status.Errorf(codes.Internal, "volume %s: hostpath directory %s: %v", v.ID, src, err)
 	case !fi.IsDir():
 		return status.Errorf(codes.FailedPrecondition,
-			"volume %s: hostpath %s (volume_context %q) is not a directory", v.ID, src, KeyHostPath)
+			"volume %s: hostpath %s (volume_context %q) is not a directory", v.ID, src, volumecontext.KeyPath)
 	}
 
 	mounted, err := isMountPoint(h.Mounter, v.StagingPath)

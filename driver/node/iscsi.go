@@ -13,6 +13,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // ISCSI is the "iscsi" attacher. Per portal (volume_context portal and
@@ -47,18 +49,12 @@ type iscsiTarget struct {
 }
 
 func parseISCSI(v *Volume) (iscsiTarget, error) {
-	t := iscsiTarget{iface: strings.TrimSpace(v.Context[KeyInterface])}
-	var err error
-	if t.iqn, err = required(v, KeyIQN); err != nil {
-		return t, err
+	var c volumecontext.ISCSI
+	if err := c.Decode(v.Context); err != nil {
+		return iscsiTarget{}, invalidContext(v, err)
 	}
-	if t.lun, err = required(v, KeyLUN); err != nil {
-		return t, err
-	}
-	if n, err := strconv.Atoi(t.lun); err != nil || n < 0 {
-		return t, status.Errorf(codes.InvalidArgument, "volume %s: volume_context %s=%q must be a LUN number", v.ID, KeyLUN, t.lun)
-	}
-	for _, p := range append(csv(v.Context[KeyPortal]), csv(v.Context[KeyPortals])...) {
+	t := iscsiTarget{iface: c.Interface, iqn: c.IQN, lun: strconv.Itoa(c.LUN)}
+	for _, p := range c.AllPortals() { // at least one (Decode)
 		np, err := normalizePortal(p)
 		if err != nil {
 			return t, status.Errorf(codes.InvalidArgument, "volume %s: volume_context portal %q: %v", v.ID, p, err)
@@ -66,10 +62,6 @@ func parseISCSI(v *Volume) (iscsiTarget, error) {
 		if !slices.Contains(t.portals, np) {
 			t.portals = append(t.portals, np)
 		}
-	}
-	if len(t.portals) == 0 {
-		return t, status.Errorf(codes.InvalidArgument,
-			"volume %s: volume_context key %q (or %q) is missing: node_attach_driver iscsi needs the target's portal", v.ID, KeyPortal, KeyPortals)
 	}
 	return t, nil
 }
@@ -341,7 +333,7 @@ func (ISCSI) portalsInUse(ctx context.Context, h *Host, id, iqn string) (map[str
 	}
 	in := map[string]bool{}
 	for _, o := range others {
-		if o.Context[KeyAttachDriver] != "iscsi" {
+		if volumecontext.AttachDriver(o.Context) != volumecontext.DriverISCSI {
 			continue
 		}
 		ot, err := parseISCSI(o)

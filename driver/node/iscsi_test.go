@@ -10,6 +10,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 const (
@@ -19,8 +21,8 @@ const (
 
 func iscsiCtx(kv ...string) map[string]string {
 	vc := map[string]string{
-		KeyAttachDriver: "iscsi", "provisioner_driver": "zfs-generic-iscsi",
-		KeyPortal: "10.0.0.5", KeyPortals: "", KeyInterface: "", KeyIQN: testIQN, KeyLUN: "0",
+		volumecontext.KeyAttachDriver: "iscsi", "provisioner_driver": "zfs-generic-iscsi",
+		volumecontext.KeyPortal: "10.0.0.5", volumecontext.KeyPortals: "", volumecontext.KeyInterface: "", volumecontext.KeyIQN: testIQN, volumecontext.KeyLUN: "0",
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		vc[kv[i]] = kv[i+1]
@@ -53,7 +55,7 @@ func TestISCSIStageCommandLines(t *testing.T) {
 	f := newAttachFixture(t)
 	k := iscsiTargetSim(f)
 	k.chap[testIQN] = chapPass
-	r := f.stageCtx(iscsiCtx(KeyInterface, "default"), mountCap(snw))
+	r := f.stageCtx(iscsiCtx(volumecontext.KeyInterface, "default"), mountCap(snw))
 	r.Secrets = chapSecrets()
 	f.mustStage(t, r)
 
@@ -123,7 +125,7 @@ func TestISCSILoginRefused(t *testing.T) {
 func TestISCSIUnreachablePortalIsRetried(t *testing.T) {
 	f := newAttachFixture(t)
 	iscsiTargetSim(f)
-	_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(iscsiCtx(KeyPortal, "10.0.0.9:3260"), mountCap(snw)))
+	_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(iscsiCtx(volumecontext.KeyPortal, "10.0.0.9:3260"), mountCap(snw)))
 	wantCode(t, err, codes.Internal)
 	if !strings.Contains(err.Error(), "portal 10.0.0.9:3260") || !strings.Contains(err.Error(), "connection timed out") {
 		t.Fatalf("error %q should name the portal and carry iscsiadm's message", err)
@@ -138,7 +140,7 @@ func TestISCSIMultipath(t *testing.T) {
 	f := newAttachFixture(t)
 	k := iscsiTargetSim(f)
 	k.dmMultipath = true
-	f.mustStage(t, f.stageCtx(iscsiCtx(KeyPortal, "", KeyPortals, "10.0.0.5:3260, storage.example"), blockCap(snw)))
+	f.mustStage(t, f.stageCtx(iscsiCtx(volumecontext.KeyPortal, "", volumecontext.KeyPortals, "10.0.0.5:3260, storage.example"), blockCap(snw)))
 	for _, p := range []string{"10.0.0.5:3260", "10.0.0.7:3260"} {
 		if n := len(f.sim.lines("iscsiadm -m node -T " + testIQN + " -p " + p + " -l")); n != 1 {
 			t.Errorf("%d logins through %s", n, p)
@@ -153,7 +155,7 @@ func TestISCSIMultipath(t *testing.T) {
 func TestISCSIMultipathMissing(t *testing.T) {
 	f := newAttachFixture(t)
 	iscsiTargetSim(f) // no multipathd
-	_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(iscsiCtx(KeyPortals, "10.0.0.7"), mountCap(snw)))
+	_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(iscsiCtx(volumecontext.KeyPortals, "10.0.0.7"), mountCap(snw)))
 	wantCode(t, err, codes.Internal)
 	if !strings.Contains(err.Error(), "multipathd") {
 		t.Fatalf("error %q should point at multipathd", err)
@@ -168,7 +170,7 @@ func TestISCSIUnstage(t *testing.T) {
 	k.luns[testIQN][1] = 1 << 30
 	stgA, stgB := filepath.Join(f.root, "stg-a"), filepath.Join(f.root, "stg-b")
 	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-a", StagingTargetPath: stgA, VolumeCapability: mountCap(snw), VolumeContext: iscsiCtx()})
-	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-b", StagingTargetPath: stgB, VolumeCapability: mountCap(snw), VolumeContext: iscsiCtx(KeyLUN, "1")})
+	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-b", StagingTargetPath: stgB, VolumeCapability: mountCap(snw), VolumeContext: iscsiCtx(volumecontext.KeyLUN, "1")})
 
 	f.sim.reset()
 	if err := f.unstage("vol-a", stgA); err != nil {
@@ -202,11 +204,11 @@ func TestISCSIValidation(t *testing.T) {
 		secrets map[string]string
 		mention string
 	}{
-		{"no iqn", iscsiCtx(KeyIQN, ""), nil, `"iqn"`},
-		{"no lun", iscsiCtx(KeyLUN, ""), nil, `"lun"`},
-		{"lun not a number", iscsiCtx(KeyLUN, "first"), nil, "lun"},
-		{"no portal", iscsiCtx(KeyPortal, ""), nil, `"portal"`},
-		{"bad portal", iscsiCtx(KeyPortal, "10.0.0.5:http"), nil, "bad port"},
+		{"no iqn", iscsiCtx(volumecontext.KeyIQN, ""), nil, `"iqn"`},
+		{"no lun", iscsiCtx(volumecontext.KeyLUN, ""), nil, `"lun"`},
+		{"lun not a number", iscsiCtx(volumecontext.KeyLUN, "first"), nil, "lun"},
+		{"no portal", iscsiCtx(volumecontext.KeyPortal, ""), nil, `"portal"`},
+		{"bad portal", iscsiCtx(volumecontext.KeyPortal, "10.0.0.5:http"), nil, "bad port"},
 		{"bad node setting", iscsiCtx(), map[string]string{"node-db.node.session;reboot": "x"}, "node-db.node.session;reboot"},
 	}
 	for _, tt := range tests {

@@ -6,30 +6,13 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
-// volume_context keys read by the attachers (democratic-csi compatible;
-// reference/node-attach.md).
-const (
-	KeyServer     = "server"     // nfs, smb, lustre
-	KeyShare      = "share"      // nfs, smb, lustre
-	KeyPortal     = "portal"     // iscsi
-	KeyPortals    = "portals"    // iscsi, csv
-	KeyIQN        = "iqn"        // iscsi
-	KeyLUN        = "lun"        // iscsi
-	KeyInterface  = "interface"  // iscsi (an iscsiadm iface record)
-	KeyTransport  = "transport"  // nvmeof, tcp://host:port[?args]
-	KeyTransports = "transports" // nvmeof, csv
-	KeyNQN        = "nqn"        // nvmeof
-	KeyNSID       = "nsid"       // nvmeof
-	KeyUUID       = "uuid"       // nvmeof namespace uuid (Infinia)
-	KeyZFSAsset   = "zfs_asset_name"
-	// Applied to a block volume's filesystem root after its first format
-	// (Infinia StorageClass parameters).
-	KeyOwnerUID = "owneruid"
-	KeyGroupUID = "groupuid"
-	KeyPerms    = "perms"
-)
+// The volume_context keys and their meaning are driver/volumecontext's:
+// attachers read their kind through it (decode) and report its errors with
+// invalidContext.
 
 // SecretMountFlags is the secret key holding extra mount flags (csv).
 const SecretMountFlags = "mount_flags"
@@ -44,7 +27,7 @@ const contextFromPublish = "publish_context"
 // publish_context's keys over the volume_context. from names the source
 // when it is publish_context.
 func attachContext(vc, pc map[string]string) (ctx map[string]string, from string) {
-	if vc[KeyAttachDriver] != "" || pc[KeyAttachDriver] == "" {
+	if volumecontext.AttachDriver(vc) != "" || volumecontext.AttachDriver(pc) == "" {
 		return vc, ""
 	}
 	out := make(map[string]string, len(vc)+len(pc))
@@ -53,14 +36,10 @@ func attachContext(vc, pc map[string]string) (ctx map[string]string, from string
 	return out, contextFromPublish
 }
 
-// required returns a volume_context value or INVALID_ARGUMENT naming the key.
-func required(v *Volume, key string) (string, error) {
-	val := strings.TrimSpace(v.Context[key])
-	if val == "" {
-		return "", status.Errorf(codes.InvalidArgument,
-			"volume %s: volume_context key %q is missing: node_attach_driver %s needs it", v.ID, key, v.Context[KeyAttachDriver])
-	}
-	return val, nil
+// invalidContext is a volumecontext decode error as INVALID_ARGUMENT naming
+// the volume (the error names the key).
+func invalidContext(v *Volume, err error) error {
+	return status.Errorf(codes.InvalidArgument, "volume %s: %v", v.ID, err)
 }
 
 // csv splits a comma-separated value into trimmed, non-empty, unique items,
@@ -89,11 +68,13 @@ func normalizedSecrets(v *Volume) map[string]string {
 	out := make(map[string]string, len(v.Secrets))
 	maps.Copy(out, v.Secrets)
 	scopes := []string{""}
-	if d := v.Context["provisioner_driver"]; d != "" {
-		scopes = append(scopes, d+"/")
+	var prov volumecontext.Provisioner
+	_ = prov.Decode(v.Context) // never fails: both keys are optional
+	if prov.Driver != "" {
+		scopes = append(scopes, prov.Driver+"/")
 	}
-	if id := v.Context["provisioner_driver_instance_id"]; id != "" {
-		scopes = append(scopes, id+"/")
+	if prov.InstanceID != "" {
+		scopes = append(scopes, prov.InstanceID+"/")
 	}
 	for _, scope := range scopes {
 		p := secretPrefix + scope

@@ -1,6 +1,10 @@
 package node
 
-import "context"
+import (
+	"context"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
+)
 
 // Lustre is the "lustre" attacher: volume_context server (the MGS NID,
 // e.g. 10.0.0.1@tcp) and share (/fsname) are mounted as server:share with
@@ -11,6 +15,11 @@ var lustreShare = share{
 	name:    "lustre",
 	fsTypes: []string{"lustre"},
 	source:  func(server, share string) string { return server + ":" + share },
+	decode: func(vc map[string]string) (string, string, error) {
+		var c volumecontext.Lustre
+		err := c.Decode(vc)
+		return c.Server, c.Share, err
+	},
 }
 
 // Name implements Attacher.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"strings"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // NFS is the "nfs" attacher: volume_context server and share are mounted
@@ -19,6 +21,11 @@ var nfsShare = share{
 			server = "[" + server + "]"
 		}
 		return server + ":" + share
+	},
+	decode: func(vc map[string]string) (string, string, error) {
+		var c volumecontext.NFS
+		err := c.Decode(vc)
+		return c.Server, c.Share, err
 	},
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // NVMeoF is the "nvmeof" attacher. It connects to the subsystem (nqn)
@@ -27,35 +29,27 @@ type nvmeVolume struct {
 }
 
 func parseNVMeoF(v *Volume) (nvmeVolume, error) {
-	var nv nvmeVolume
+	var c volumecontext.NVMeoF
+	if err := c.Decode(v.Context); err != nil {
+		return nvmeVolume{}, invalidContext(v, err)
+	}
+	nv := nvmeVolume{nqn: c.NQN, uuid: c.UUID}
+	if c.NSID != 0 {
+		nv.nsid = strconv.FormatUint(uint64(c.NSID), 10)
+	}
 	var err error
-	if nv.nqn, err = required(v, KeyNQN); err != nil {
-		return nv, err
-	}
-	nv.uuid = strings.ToLower(strings.TrimSpace(v.Context[KeyUUID]))
-	nv.nsid = strings.TrimSpace(v.Context[KeyNSID])
-	if nv.uuid == "" {
-		if nv.nsid, err = required(v, KeyNSID); err != nil {
-			return nv, err
-		}
-	}
-	if nv.nsid != "" {
-		if n, err := strconv.ParseUint(nv.nsid, 10, 32); err != nil || n == 0 {
-			return nv, status.Errorf(codes.InvalidArgument, "volume %s: volume_context %s=%q must be a namespace id (1 or more)", v.ID, KeyNSID, nv.nsid)
-		}
-	}
-	if strings.ContainsAny(nv.uuid, "/ ") {
-		return nv, status.Errorf(codes.InvalidArgument, "volume %s: volume_context %s=%q is not a namespace uuid", v.ID, KeyUUID, nv.uuid)
-	}
-	if nv.transports, err = nvmeTransports(v); err != nil {
+	if nv.transports, err = nvmeTransports(c.AllTransports()); err != nil { // at least one (Decode)
 		return nv, status.Errorf(codes.InvalidArgument, "volume %s: volume_context %v", v.ID, err)
 	}
-	if len(nv.transports) == 0 {
-		return nv, status.Errorf(codes.InvalidArgument,
-			"volume %s: volume_context key %q (or %q) is missing: node_attach_driver nvmeof needs the subsystem's address, e.g. tcp://10.0.0.5:4420",
-			v.ID, KeyTransport, KeyTransports)
-	}
 	return nv, nil
+}
+
+// nqnOf is the subsystem a volume's context names, even when the context
+// is otherwise invalid ("" when it names none).
+func nqnOf(vc map[string]string) string {
+	var c volumecontext.NVMeoF
+	_ = c.Decode(vc) // sets NQN even when another key is wrong
+	return c.NQN
 }
 
 func (nv nvmeVolume) lockKey() string { return "nvme:" + nv.nqn }
@@ -203,7 +197,7 @@ func transportList(ts []nvmeTransport) string {
 // volume of this node uses it. A subsystem the node no longer has (the
 // target vanished and the kernel gave up) needs nothing.
 func (NVMeoF) Unstage(ctx context.Context, h *Host, v *Volume) error {
-	nqn := strings.TrimSpace(v.Context[KeyNQN])
+	nqn := nqnOf(v.Context)
 	if nqn == "" {
 		return nil // nothing was connected from a context without an nqn
 	}
@@ -217,7 +211,7 @@ func (NVMeoF) Unstage(ctx context.Context, h *Host, v *Volume) error {
 		return err
 	}
 	for _, o := range others {
-		if o.Context[KeyAttachDriver] == "nvmeof" && strings.TrimSpace(o.Context[KeyNQN]) == nqn {
+		if volumecontext.AttachDriver(o.Context) == volumecontext.DriverNVMeoF && nqnOf(o.Context) == nqn {
 			h.Log.Info("nvmeof: subsystem stays connected: another volume on this node uses it", "nqn", nqn, "other", o.ID, "volume", v)
 			return nil
 		}

@@ -11,14 +11,16 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 const testNQN = "nqn.2011-06.com.example:tank-pvc-1"
 
 func nvmeCtx(kv ...string) map[string]string {
 	vc := map[string]string{
-		KeyAttachDriver: "nvmeof", "provisioner_driver": "zfs-generic-nvmeof",
-		KeyNQN: testNQN, KeyTransport: "tcp://10.0.0.5:4420", KeyNSID: "1",
+		volumecontext.KeyAttachDriver: "nvmeof", "provisioner_driver": "zfs-generic-nvmeof",
+		volumecontext.KeyNQN: testNQN, volumecontext.KeyTransport: "tcp://10.0.0.5:4420", volumecontext.KeyNSID: "1",
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] == "" {
@@ -58,8 +60,8 @@ func (f *attachFixture) unstage(id, staging string) error {
 func TestNVMeoFStageConnectsEveryTransport(t *testing.T) {
 	f := newAttachFixture(t)
 	nvmeTarget(f, true)
-	vc := nvmeCtx(KeyTransport, "tcp://10.0.0.5",
-		KeyTransports, "tcp://storage.example:4420?host-iface=eth1, tcp://10.0.0.5:4420")
+	vc := nvmeCtx(volumecontext.KeyTransport, "tcp://10.0.0.5",
+		volumecontext.KeyTransports, "tcp://storage.example:4420?host-iface=eth1, tcp://10.0.0.5:4420")
 	f.mustStage(t, f.stageCtx(vc, mountCap(snw)))
 
 	want := []string{
@@ -113,12 +115,12 @@ func TestNVMeoFNamespaceDiscovery(t *testing.T) {
 	}{
 		{"native multipath: the subsystem's head", true, nvmeCtx(), nil, "dev/nvme0n1", ""},
 		{"no native multipath: the controller's namespace", false, nvmeCtx(), nil, "dev/nvme0n1", ""},
-		{"by uuid in sysfs (Infinia)", true, nvmeCtx(KeyNSID, "", KeyUUID, strings.ToUpper(uuid)), nil, "dev/nvme0n1", ""},
-		{"by uuid through the udev link", false, nvmeCtx(KeyNSID, "", KeyUUID, uuid), func(k *fakeNVMe) {
+		{"by uuid in sysfs (Infinia)", true, nvmeCtx(volumecontext.KeyNSID, "", volumecontext.KeyUUID, strings.ToUpper(uuid)), nil, "dev/nvme0n1", ""},
+		{"by uuid through the udev link", false, nvmeCtx(volumecontext.KeyNSID, "", volumecontext.KeyUUID, uuid), func(k *fakeNVMe) {
 			k.targets[testNQN][0].udevOnly = true
 		}, "dev/nvme0n1", ""},
 		{"two paths without native multipath: the dm map", false,
-			nvmeCtx(KeyTransports, "tcp://10.0.0.7:4420"), func(k *fakeNVMe) { k.dmMultipath = true }, "dev/dm-0", ""},
+			nvmeCtx(volumecontext.KeyTransports, "tcp://10.0.0.7:4420"), func(k *fakeNVMe) { k.dmMultipath = true }, "dev/dm-0", ""},
 		{"namespace appears after a rescan", true, nvmeCtx(), func(k *fakeNVMe) { k.hideUntilRescan = true }, "dev/nvme0n1", "nvme ns-rescan"},
 	}
 	for _, tt := range tests {
@@ -150,7 +152,7 @@ func TestNVMeoFDisconnectOnlyWhenUnused(t *testing.T) {
 	k.targets[testNQN] = append(k.targets[testNQN], fakeNS{nsid: 2, uuid: "0d9e2c1b-0000-4000-8000-000000000002", size: 1 << 30})
 	stgA, stgB := filepath.Join(f.root, "stg-a"), filepath.Join(f.root, "stg-b")
 	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-a", StagingTargetPath: stgA, VolumeCapability: mountCap(snw), VolumeContext: nvmeCtx()})
-	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-b", StagingTargetPath: stgB, VolumeCapability: mountCap(snw), VolumeContext: nvmeCtx(KeyNSID, "2")})
+	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-b", StagingTargetPath: stgB, VolumeCapability: mountCap(snw), VolumeContext: nvmeCtx(volumecontext.KeyNSID, "2")})
 
 	if err := f.unstage("vol-a", stgA); err != nil {
 		t.Fatalf("unstage a: %v", err)
@@ -232,7 +234,7 @@ func TestNVMeoFConnectFailures(t *testing.T) {
 	t.Run("refused on every transport", func(t *testing.T) {
 		f := newAttachFixture(t)
 		nvmeTarget(f, true)
-		_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(nvmeCtx(KeyTransport, "tcp://10.0.0.9:4420"), mountCap(snw)))
+		_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(nvmeCtx(volumecontext.KeyTransport, "tcp://10.0.0.9:4420"), mountCap(snw)))
 		wantCode(t, err, codes.Internal)
 		for _, s := range []string{testNQN, "tcp://10.0.0.9:4420", "Connection refused", volID} {
 			if !strings.Contains(err.Error(), s) {
@@ -246,7 +248,7 @@ func TestNVMeoFConnectFailures(t *testing.T) {
 	t.Run("one of two transports down: staged over the other", func(t *testing.T) {
 		f := newAttachFixture(t)
 		nvmeTarget(f, true)
-		f.mustStage(t, f.stageCtx(nvmeCtx(KeyTransports, "tcp://10.0.0.9:4420"), mountCap(snw)))
+		f.mustStage(t, f.stageCtx(nvmeCtx(volumecontext.KeyTransports, "tcp://10.0.0.9:4420"), mountCap(snw)))
 		if !strings.Contains(f.logs.String(), "10.0.0.9") {
 			t.Errorf("the failed transport is not logged")
 		}
@@ -272,7 +274,7 @@ func TestNVMeoFConnectFailures(t *testing.T) {
 	t.Run("connected but the namespace never appears", func(t *testing.T) {
 		f := newAttachFixture(t)
 		nvmeTarget(f, true)
-		_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(nvmeCtx(KeyNSID, "9"), mountCap(snw)))
+		_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(nvmeCtx(volumecontext.KeyNSID, "9"), mountCap(snw)))
 		wantCode(t, err, codes.Internal)
 		if !strings.Contains(err.Error(), "namespace 9 of "+testNQN) {
 			t.Fatalf("error %q does not name the namespace", err)
@@ -287,15 +289,15 @@ func TestNVMeoFValidation(t *testing.T) {
 		c       *csi.VolumeCapability
 		mention string
 	}{
-		{"no nqn", nvmeCtx(KeyNQN, ""), mountCap(snw), `"nqn"`},
-		{"no transport", nvmeCtx(KeyTransport, ""), mountCap(snw), `"transport"`},
-		{"no nsid nor uuid", nvmeCtx(KeyNSID, ""), mountCap(snw), `"nsid"`},
-		{"nsid 0", nvmeCtx(KeyNSID, "0"), mountCap(snw), "nsid"},
-		{"unknown transport type", nvmeCtx(KeyTransport, "iscsi://10.0.0.5"), mountCap(snw), "unknown transport type"},
-		{"bad transport option", nvmeCtx(KeyTransport, "tcp://10.0.0.5?;rm=1"), mountCap(snw), "option"},
+		{"no nqn", nvmeCtx(volumecontext.KeyNQN, ""), mountCap(snw), `"nqn"`},
+		{"no transport", nvmeCtx(volumecontext.KeyTransport, ""), mountCap(snw), `"transport"`},
+		{"no nsid nor uuid", nvmeCtx(volumecontext.KeyNSID, ""), mountCap(snw), `"nsid"`},
+		{"nsid 0", nvmeCtx(volumecontext.KeyNSID, "0"), mountCap(snw), "nsid"},
+		{"unknown transport type", nvmeCtx(volumecontext.KeyTransport, "iscsi://10.0.0.5"), mountCap(snw), "unknown transport type"},
+		{"bad transport option", nvmeCtx(volumecontext.KeyTransport, "tcp://10.0.0.5?;rm=1"), mountCap(snw), "option"},
 		{"filesystem on several nodes", nvmeCtx(), mountCap(mnmw), "MULTI_NODE_MULTI_WRITER"},
-		{"bad perms", nvmeCtx(KeyPerms, "rwx"), mountCap(snw), "perms"},
-		{"bad owner", nvmeCtx(KeyOwnerUID, "alice"), mountCap(snw), "owneruid"},
+		{"bad perms", nvmeCtx(volumecontext.KeyPerms, "rwx"), mountCap(snw), "perms"},
+		{"bad owner", nvmeCtx(volumecontext.KeyOwnerUID, "alice"), mountCap(snw), "owneruid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -118,10 +118,11 @@ func (t nvmeTransport) resolved(ctx context.Context, h *Host) (nvmeTransport, er
 	return t, nil
 }
 
-// nvmeTransports reads transport and transports from volume_context.
-func nvmeTransports(v *Volume) ([]nvmeTransport, error) {
+// nvmeTransports parses volume_context transport and transports
+// (volumecontext.NVMeoF.AllTransports).
+func nvmeTransports(raws []string) ([]nvmeTransport, error) {
 	var out []nvmeTransport
-	for _, raw := range append(csv(v.Context[KeyTransport]), csv(v.Context[KeyTransports])...) {
+	for _, raw := range raws {
 		t, err := parseNVMeTransport(raw)
 		if err != nil {
 			return nil, fmt.Errorf("transport %q: %w", raw, err)

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // NodePublishVolume implements csi.NodeServer: bind the staged volume onto
@@ -37,7 +39,7 @@ func (s *Service) NodePublishVolume(ctx context.Context, req *csi.NodePublishVol
 		return nil, err
 	}
 	staging = filepath.Clean(staging)
-	if _, ok := req.GetVolumeContext()[KeyAttachDriver]; ok {
+	if _, ok := req.GetVolumeContext()[volumecontext.KeyAttachDriver]; ok {
 		if _, err := s.attacherFor(id, req.GetVolumeContext()); err != nil {
 			return nil, err
 		}

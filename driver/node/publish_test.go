@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	mount "k8s.io/mount-utils"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 func TestPublishBindsFromStaging(t *testing.T) {
@@ -166,7 +168,7 @@ func TestPublishNeedsLiveStaging(t *testing.T) {
 		{"staged as block, published as mount", func(t *testing.T, f *fixture) *csi.NodePublishVolumeRequest {
 			f.svc = f.newService(t, withBlockAttacher(f))
 			r := f.stageReq(blockCap(snw))
-			r.VolumeContext = map[string]string{KeyAttachDriver: "fakeblock"}
+			r.VolumeContext = map[string]string{volumecontext.KeyAttachDriver: "fakeblock"}
 			if _, err := f.svc.NodeStageVolume(context.Background(), r); err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +293,7 @@ func TestBlockVolumeLifecycle(t *testing.T) {
 	f.svc = f.newService(t, withBlockAttacher(f))
 	ctx := context.Background()
 	dev := filepath.Join(f.root, "dev-sdq")
-	vc := map[string]string{KeyAttachDriver: "fakeblock"}
+	vc := map[string]string{volumecontext.KeyAttachDriver: "fakeblock"}
 	if _, err := f.svc.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{
 		VolumeId: volID, StagingTargetPath: f.staging, VolumeCapability: blockCap(snw), VolumeContext: vc,
 	}); err != nil {

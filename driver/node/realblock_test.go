@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
@@ -96,7 +97,7 @@ func TestRealBlockDeviceLifecycle(t *testing.T) {
 	}
 	ctx := context.Background()
 	stg := filepath.Join(root, "globalmount")
-	vc := map[string]string{KeyAttachDriver: "loop", "device": dev, KeyOwnerUID: "1234", KeyGroupUID: "5678", KeyPerms: "0700"}
+	vc := map[string]string{volumecontext.KeyAttachDriver: "loop", "device": dev, volumecontext.KeyOwnerUID: "1234", volumecontext.KeyGroupUID: "5678", volumecontext.KeyPerms: "0700"}
 	stage := func(c *csi.VolumeCapability) error {
 		_, err := svc.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: volID, StagingTargetPath: stg, VolumeCapability: c, VolumeContext: vc})
 		return err

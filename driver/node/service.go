@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 	mount "k8s.io/mount-utils"
 	utilexec "k8s.io/utils/exec"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // Options configure a Service.
@@ -168,17 +170,17 @@ func (s *Service) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesR
 
 // attacherFor picks the attacher named by the attach keys (attachContext).
 func (s *Service) attacherFor(id string, vc map[string]string) (Attacher, error) {
-	name := vc[KeyAttachDriver]
+	name := volumecontext.AttachDriver(vc)
 	if name == "" {
 		return nil, status.Errorf(codes.InvalidArgument,
 			"volume %s: volume_context key %q is missing, and publish_context has none either (supported: %s)",
-			id, KeyAttachDriver, strings.Join(s.names, ", "))
+			id, volumecontext.KeyAttachDriver, strings.Join(s.names, ", "))
 	}
 	a, ok := s.attachers[name]
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument,
 			"volume %s: volume_context %s=%q is not supported by this node plugin (supported: %s)",
-			id, KeyAttachDriver, name, strings.Join(s.names, ", "))
+			id, volumecontext.KeyAttachDriver, name, strings.Join(s.names, ", "))
 	}
 	return a, nil
 }
@@ -189,7 +191,7 @@ func (s *Service) recordedAttacher(rec *record) (Attacher, error) {
 	if !ok {
 		return nil, status.Errorf(codes.FailedPrecondition,
 			"volume %s was staged with %s=%q, which this node plugin does not have (supported: %s)",
-			rec.VolumeID, KeyAttachDriver, rec.Attacher, strings.Join(s.names, ", "))
+			rec.VolumeID, volumecontext.KeyAttachDriver, rec.Attacher, strings.Join(s.names, ", "))
 	}
 	return a, nil
 }

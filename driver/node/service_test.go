@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	mount "k8s.io/mount-utils"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 func TestNewServiceOptions(t *testing.T) {
@@ -134,17 +136,17 @@ func TestRequestValidation(t *testing.T) {
 		{"stage no capability", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeCapability = nil }), codes.InvalidArgument, []string{"volume_capability"}},
 		{"stage no access mode", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeCapability = noMode }), codes.InvalidArgument, []string{"access_mode"}},
 		{"stage no access type", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeCapability = noType }), codes.InvalidArgument, []string{"access_type"}},
-		{"stage no attach driver", stage(func(r *csi.NodeStageVolumeRequest) { delete(r.VolumeContext, KeyAttachDriver) }), codes.InvalidArgument, []string{KeyAttachDriver, "hostpath"}},
-		{"stage unknown attach driver", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeContext[KeyAttachDriver] = "objectivefs" }), codes.InvalidArgument, []string{`"objectivefs"`, "supported: hostpath, iscsi, lustre, nfs, nvmeof, smb, zfs-local"}},
-		{"stage hostpath without path", stage(func(r *csi.NodeStageVolumeRequest) { delete(r.VolumeContext, KeyHostPath) }), codes.InvalidArgument, []string{`"path"`}},
-		{"stage hostpath relative path", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeContext[KeyHostPath] = "data/v1" }), codes.InvalidArgument, []string{`"path"`, "absolute"}},
+		{"stage no attach driver", stage(func(r *csi.NodeStageVolumeRequest) { delete(r.VolumeContext, volumecontext.KeyAttachDriver) }), codes.InvalidArgument, []string{volumecontext.KeyAttachDriver, "hostpath"}},
+		{"stage unknown attach driver", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeContext[volumecontext.KeyAttachDriver] = "objectivefs" }), codes.InvalidArgument, []string{`"objectivefs"`, "supported: hostpath, iscsi, lustre, nfs, nvmeof, smb, zfs-local"}},
+		{"stage hostpath without path", stage(func(r *csi.NodeStageVolumeRequest) { delete(r.VolumeContext, volumecontext.KeyPath) }), codes.InvalidArgument, []string{`"path"`}},
+		{"stage hostpath relative path", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeContext[volumecontext.KeyPath] = "data/v1" }), codes.InvalidArgument, []string{`"path"`, "absolute"}},
 		{"stage hostpath as block", stage(func(r *csi.NodeStageVolumeRequest) { r.VolumeCapability = blockCap(snw) }), codes.InvalidArgument, []string{"block", "mount"}},
 		{"publish no volume id", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeId = "" }), codes.InvalidArgument, []string{"volume_id"}},
 		{"publish no target", publish(func(r *csi.NodePublishVolumeRequest) { r.TargetPath = "" }), codes.InvalidArgument, []string{"target_path"}},
 		{"publish relative target", publish(func(r *csi.NodePublishVolumeRequest) { r.TargetPath = "t" }), codes.InvalidArgument, []string{"target_path", "absolute"}},
 		{"publish no capability", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeCapability = nil }), codes.InvalidArgument, []string{"volume_capability"}},
 		{"publish no staging path", publish(func(r *csi.NodePublishVolumeRequest) { r.StagingTargetPath = "" }), codes.FailedPrecondition, []string{"staging_target_path", "NodeStageVolume"}},
-		{"publish unknown attach driver", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeContext[KeyAttachDriver] = "objectivefs" }), codes.InvalidArgument, []string{`"objectivefs"`}},
+		{"publish unknown attach driver", publish(func(r *csi.NodePublishVolumeRequest) { r.VolumeContext[volumecontext.KeyAttachDriver] = "objectivefs" }), codes.InvalidArgument, []string{`"objectivefs"`}},
 		{"unpublish no volume id", func() error {
 			_, err := f.svc.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{TargetPath: f.target})
 			return err

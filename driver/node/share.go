@@ -19,6 +19,8 @@ type share struct {
 	fsTypes []string
 	// source builds the mount source from the server and the share.
 	source func(server, share string) string
+	// decode reads server and share through the kind's volumecontext type.
+	decode func(vc map[string]string) (server, share string, err error)
 }
 
 func (s share) validate(v *Volume) error {
@@ -30,10 +32,8 @@ func (s share) validate(v *Volume) error {
 		return status.Errorf(codes.InvalidArgument,
 			"volume %s: node_attach_driver %s mounts fs_type %s, not %q", v.ID, s.name, strings.Join(s.fsTypes, " or "), fs)
 	}
-	for _, k := range []string{KeyServer, KeyShare} {
-		if _, err := required(v, k); err != nil {
-			return err
-		}
+	if _, _, err := s.decode(v.Context); err != nil {
+		return invalidContext(v, err)
 	}
 	return nil
 }
@@ -46,7 +46,8 @@ func (s share) fsType(v *Volume) string {
 }
 
 func (s share) device(v *Volume) string {
-	return s.source(strings.TrimSpace(v.Context[KeyServer]), strings.TrimSpace(v.Context[KeyShare]))
+	server, share, _ := s.decode(v.Context) // validated before
+	return s.source(server, share)
 }
 
 // mount mounts source on the staging path. It is idempotent: the same

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	mount "k8s.io/mount-utils"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // recordingMounter is the fake mounter that also keeps each mount's
@@ -67,7 +69,7 @@ func TestShareAttachers(t *testing.T) {
 	}{
 		{
 			name:       "nfs with capability and secret flags, deduplicated",
-			vc:         map[string]string{KeyAttachDriver: "nfs", KeyServer: "10.0.0.5", KeyShare: "/tank/k8s/pvc-1"},
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyServer: "10.0.0.5", volumecontext.KeyShare: "/tank/k8s/pvc-1"},
 			secrets:    map[string]string{SecretMountFlags: "nolock, nfsvers=3,nolock"},
 			c:          withFlags(mountCap(mnmw), "nfsvers=3", "noatime", "nfsvers=3"),
 			wantSource: "10.0.0.5:/tank/k8s/pvc-1", wantType: "nfs",
@@ -75,20 +77,20 @@ func TestShareAttachers(t *testing.T) {
 		},
 		{
 			name:       "nfs4 over IPv6",
-			vc:         map[string]string{KeyAttachDriver: "nfs", KeyServer: "fd00::5", KeyShare: "/export"},
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyServer: "fd00::5", volumecontext.KeyShare: "/export"},
 			c:          func() *csi.VolumeCapability { c := mountCap(mnmw); c.GetMount().FsType = "nfs4"; return c }(),
 			wantSource: "[fd00::5]:/export", wantType: "nfs4", wantOpts: []string{"defaults"},
 		},
 		{
 			name:       "smb as guest with the pod's fsGroup",
-			vc:         map[string]string{KeyAttachDriver: "smb", KeyServer: "files.example", KeyShare: "tank_k8s_pvc-1"},
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "smb", volumecontext.KeyServer: "files.example", volumecontext.KeyShare: "tank_k8s_pvc-1"},
 			c:          func() *csi.VolumeCapability { c := mountCap(mnmw); c.GetMount().VolumeMountGroup = "2000"; return c }(),
 			wantSource: "//files.example/tank_k8s_pvc-1", wantType: "cifs",
 			wantOpts: []string{"defaults", "guest", "gid=2000"},
 		},
 		{
 			name:       "smb with credentials from the secrets",
-			vc:         map[string]string{KeyAttachDriver: "smb", KeyServer: "files.example", KeyShare: "/share"},
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "smb", volumecontext.KeyServer: "files.example", volumecontext.KeyShare: "/share"},
 			secrets:    map[string]string{SecretUsername: "alice", SecretPassword: "pa55-w0rd", SecretDomain: "CORP", SecretMountFlags: "vers=3.0"},
 			c:          mountCap(mnmw),
 			wantSource: "//files.example/share", wantType: "cifs",
@@ -96,7 +98,7 @@ func TestShareAttachers(t *testing.T) {
 		},
 		{
 			name:       "smb with a username in the mount flags is no guest",
-			vc:         map[string]string{KeyAttachDriver: "smb", KeyServer: "files.example", KeyShare: "share"},
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "smb", volumecontext.KeyServer: "files.example", volumecontext.KeyShare: "share"},
 			secrets:    map[string]string{SecretMountFlags: "username=bob,password=x"},
 			c:          mountCap(mnmw),
 			wantSource: "//files.example/share", wantType: "cifs",
@@ -104,7 +106,7 @@ func TestShareAttachers(t *testing.T) {
 		},
 		{
 			name:       "lustre",
-			vc:         map[string]string{KeyAttachDriver: "lustre", KeyServer: "10.0.0.5@tcp", KeyShare: "/lfs"},
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "lustre", volumecontext.KeyServer: "10.0.0.5@tcp", volumecontext.KeyShare: "/lfs"},
 			c:          withFlags(mountCap(mnmw), "flock"),
 			wantSource: "10.0.0.5@tcp:/lfs", wantType: "lustre", wantOpts: []string{"flock", "defaults"},
 		},
@@ -166,7 +168,7 @@ func TestShareAttachers(t *testing.T) {
 
 func TestShareAttacherRefusals(t *testing.T) {
 	nfs := func() map[string]string {
-		return map[string]string{KeyAttachDriver: "nfs", KeyServer: "10.0.0.5", KeyShare: "/export"}
+		return map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyServer: "10.0.0.5", volumecontext.KeyShare: "/export"}
 	}
 	tests := []struct {
 		name    string
@@ -176,11 +178,11 @@ func TestShareAttacherRefusals(t *testing.T) {
 		code    codes.Code
 		mention string
 	}{
-		{"no server", map[string]string{KeyAttachDriver: "nfs", KeyShare: "/export"}, mountCap(mnmw), nil, codes.InvalidArgument, `"server"`},
-		{"no share", map[string]string{KeyAttachDriver: "smb", KeyServer: "x"}, mountCap(mnmw), nil, codes.InvalidArgument, `"share"`},
+		{"no server", map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyShare: "/export"}, mountCap(mnmw), nil, codes.InvalidArgument, `"server"`},
+		{"no share", map[string]string{volumecontext.KeyAttachDriver: "smb", volumecontext.KeyServer: "x"}, mountCap(mnmw), nil, codes.InvalidArgument, `"share"`},
 		{"block access", nfs(), blockCap(mnmw), nil, codes.InvalidArgument, "access type block"},
 		{"foreign fs type", nfs(), func() *csi.VolumeCapability { c := mountCap(mnmw); c.GetMount().FsType = "ext4"; return c }(), nil, codes.InvalidArgument, `"ext4"`},
-		{"smb password with a line break", map[string]string{KeyAttachDriver: "smb", KeyServer: "x", KeyShare: "s"}, mountCap(mnmw), nil, codes.InvalidArgument, `"password"`},
+		{"smb password with a line break", map[string]string{volumecontext.KeyAttachDriver: "smb", volumecontext.KeyServer: "x", volumecontext.KeyShare: "s"}, mountCap(mnmw), nil, codes.InvalidArgument, `"password"`},
 		{"another share already mounted", nfs(), mountCap(mnmw), func(f *attachFixture) {
 			if err := os.MkdirAll(f.staging, 0o750); err != nil {
 				t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // SMB is the "smb" attacher: volume_context server and share are mounted
@@ -29,6 +31,11 @@ var smbShare = share{
 	name:    "smb",
 	fsTypes: []string{"cifs", "smb3"},
 	source:  func(server, share string) string { return "//" + server + "/" + strings.TrimLeft(share, "/") },
+	decode: func(vc map[string]string) (string, string, error) {
+		var c volumecontext.SMB
+		err := c.Decode(vc)
+		return c.Server, c.Share, err
+	},
 }
 
 // Name implements Attacher.

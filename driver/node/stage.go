@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // NodeStageVolume implements csi.NodeServer: the attacher makes the volume
@@ -113,7 +115,7 @@ func (s *Service) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeR
 func stageDiff(rec *record, attacher string, v *Volume) string {
 	var diffs []string
 	if rec.Attacher != attacher {
-		diffs = append(diffs, KeyAttachDriver+" ("+rec.Attacher+")")
+		diffs = append(diffs, volumecontext.KeyAttachDriver+" ("+rec.Attacher+")")
 	}
 	if !maps.Equal(rec.Context, v.Context) {
 		diffs = append(diffs, "volume_context")

@@ -15,6 +15,8 @@ import (
 	mount "k8s.io/mount-utils"
 	utilexec "k8s.io/utils/exec"
 	testingexec "k8s.io/utils/exec/testing"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 func TestStageBindsHostPath(t *testing.T) {
@@ -35,7 +37,7 @@ func TestStageBindsHostPath(t *testing.T) {
 	if err != nil || rec == nil {
 		t.Fatalf("record: %v %v", rec, err)
 	}
-	if !rec.Staged || rec.StagingPath != f.staging || rec.Attacher != "hostpath" || rec.Context[KeyHostPath] != f.src {
+	if !rec.Staged || rec.StagingPath != f.staging || rec.Attacher != "hostpath" || rec.Context[volumecontext.KeyPath] != f.src {
 		t.Fatalf("record %+v", rec)
 	}
 }
@@ -64,7 +66,7 @@ func TestStageIncompatibleWhileStaged(t *testing.T) {
 			if err := os.Mkdir(other, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			r.VolumeContext[KeyHostPath] = other
+			r.VolumeContext[volumecontext.KeyPath] = other
 		}, "volume_context"},
 		{"other staging path", func(f *fixture, r *csi.NodeStageVolumeRequest) {
 			r.StagingTargetPath = filepath.Join(f.root, "staging2")
@@ -115,7 +117,7 @@ func TestStageHostPathProblems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			r := f.stageReq(mountCap(snw))
-			r.VolumeContext[KeyHostPath] = tt.prep(f)
+			r.VolumeContext[volumecontext.KeyPath] = tt.prep(f)
 			_, err := f.svc.NodeStageVolume(context.Background(), r)
 			wantCode(t, err, tt.want)
 			if mention := tt.mention(f); !strings.Contains(err.Error(), mention) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // A static PV (Infinia) carries the attach keys only in publish_context:
@@ -19,7 +21,7 @@ func TestStaticPVAttachKeysFromPublishContext(t *testing.T) {
 	nvmeTarget(f, true)
 	r := f.stageCtx(map[string]string{"provisioner_driver": "infinia", "owneruid": "1000"}, blockCap(snw))
 	r.PublishContext = map[string]string{
-		KeyAttachDriver: "nvmeof", KeyNQN: testNQN, KeyTransports: "tcp://10.0.0.5:4420,tcp://10.0.0.7:4420", KeyUUID: uuid,
+		volumecontext.KeyAttachDriver: "nvmeof", volumecontext.KeyNQN: testNQN, volumecontext.KeyTransports: "tcp://10.0.0.5:4420,tcp://10.0.0.7:4420", volumecontext.KeyUUID: uuid,
 	}
 	f.mustStage(t, r)
 	if n := len(f.sim.lines("nvme connect")); n != 2 {
@@ -29,7 +31,7 @@ func TestStaticPVAttachKeysFromPublishContext(t *testing.T) {
 	if err != nil || rec == nil {
 		t.Fatal(rec, err)
 	}
-	if rec.Attacher != "nvmeof" || rec.ContextFrom != contextFromPublish || rec.Context[KeyNQN] != testNQN || rec.Context["owneruid"] != "1000" {
+	if rec.Attacher != "nvmeof" || rec.ContextFrom != contextFromPublish || rec.Context[volumecontext.KeyNQN] != testNQN || rec.Context["owneruid"] != "1000" {
 		t.Fatalf("record %+v", rec)
 	}
 	// The retry is recognised as the same request.
@@ -49,14 +51,14 @@ func TestAttachContextPrecedence(t *testing.T) {
 		want     string // node_attach_driver used
 		wantFrom string
 	}{
-		{"volume_context wins", map[string]string{KeyAttachDriver: "hostpath"}, map[string]string{KeyAttachDriver: "nfs"}, "hostpath", ""},
-		{"publish_context fills in", map[string]string{"server": "a"}, map[string]string{KeyAttachDriver: "nfs", "server": "b"}, "nfs", contextFromPublish},
+		{"volume_context wins", map[string]string{volumecontext.KeyAttachDriver: "hostpath"}, map[string]string{volumecontext.KeyAttachDriver: "nfs"}, "hostpath", ""},
+		{"publish_context fills in", map[string]string{"server": "a"}, map[string]string{volumecontext.KeyAttachDriver: "nfs", "server": "b"}, "nfs", contextFromPublish},
 		{"neither", map[string]string{"server": "a"}, nil, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, from := attachContext(tt.vc, tt.pc)
-			if got[KeyAttachDriver] != tt.want || from != tt.wantFrom {
+			if got[volumecontext.KeyAttachDriver] != tt.want || from != tt.wantFrom {
 				t.Fatalf("attachContext = %v, %q", got, from)
 			}
 			if from != "" && got["server"] != "b" {
@@ -85,7 +87,7 @@ func TestRecordedVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vols) != 1 || vols[0].ID != "b" || vols[0].Context[KeyNQN] != testNQN {
+	if len(vols) != 1 || vols[0].ID != "b" || vols[0].Context[volumecontext.KeyNQN] != testNQN {
 		t.Fatalf("other volumes %+v, want only b", vols)
 	}
 	if err := os.WriteFile(filepath.Join(f.state, "junk"+recordSuffix), []byte("{"), 0o600); err != nil {
@@ -104,7 +106,7 @@ func TestNVMeoFConcurrentUnstageReleases(t *testing.T) {
 	k.targets[testNQN] = append(k.targets[testNQN], fakeNS{nsid: 2, uuid: "0d9e2c1b-0000-4000-8000-000000000002", size: 1 << 30})
 	stg := map[string]string{"vol-a": filepath.Join(f.root, "stg-a"), "vol-b": filepath.Join(f.root, "stg-b")}
 	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-a", StagingTargetPath: stg["vol-a"], VolumeCapability: mountCap(snw), VolumeContext: nvmeCtx()})
-	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-b", StagingTargetPath: stg["vol-b"], VolumeCapability: mountCap(snw), VolumeContext: nvmeCtx(KeyNSID, "2")})
+	f.mustStage(t, &csi.NodeStageVolumeRequest{VolumeId: "vol-b", StagingTargetPath: stg["vol-b"], VolumeCapability: mountCap(snw), VolumeContext: nvmeCtx(volumecontext.KeyNSID, "2")})
 	errs := make(chan error, 2)
 	for id, p := range stg {
 		go func() { errs <- f.unstage(id, p) }()

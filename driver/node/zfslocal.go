@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 // ZFSLocal is the "zfs-local" attacher for datasets and zvols on this
@@ -22,15 +24,20 @@ func (ZFSLocal) Name() string { return "zfs-local" }
 
 // Validate implements Attacher.
 func (ZFSLocal) Validate(v *Volume) error {
-	name, err := required(v, KeyZFSAsset)
-	if err != nil {
+	if _, err := zfsAssetName(v); err != nil {
 		return err
 	}
-	if strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.ContainsAny(name, "@#") || strings.Contains(name, "..") {
-		return status.Errorf(codes.InvalidArgument,
-			"volume %s: volume_context %s=%q is not a dataset or zvol name (pool/path, no snapshot)", v.ID, KeyZFSAsset, name)
-	}
 	return validateBlockVolume(v)
+}
+
+// zfsAssetName is the volume's dataset or zvol (volume_context
+// zfs_asset_name).
+func zfsAssetName(v *Volume) (string, error) {
+	var c volumecontext.ZFSLocal
+	if err := c.Decode(v.Context); err != nil {
+		return c.AssetName, invalidContext(v, err)
+	}
+	return c.AssetName, nil
 }
 
 // zfsAsset is what `zfs get` says about the volume.
@@ -63,7 +70,7 @@ func getZFSAsset(ctx context.Context, h *Host, v *Volume, name string) (zfsAsset
 
 // Stage implements Attacher.
 func (ZFSLocal) Stage(ctx context.Context, h *Host, v *Volume) error {
-	name := strings.TrimSpace(v.Context[KeyZFSAsset])
+	name, _ := zfsAssetName(v) // validated before
 	a, err := getZFSAsset(ctx, h, v, name)
 	if err != nil {
 		return err
@@ -123,7 +130,10 @@ func (ZFSLocal) Unstage(context.Context, *Host, *Volume) error { return nil }
 // Expand implements Expander: a zvol's device follows volsize at once, so
 // only its filesystem grows; a dataset's quota needs nothing on the node.
 func (ZFSLocal) Expand(ctx context.Context, h *Host, v *Volume, volumePath string, requiredBytes int64) (int64, error) {
-	name := strings.TrimSpace(v.Context[KeyZFSAsset])
+	name, err := zfsAssetName(v)
+	if err != nil {
+		return 0, err
+	}
 	a, err := getZFSAsset(ctx, h, v, name)
 	if err != nil {
 		return 0, err

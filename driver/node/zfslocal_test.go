@@ -9,10 +9,12 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
 func zfsCtx(name string) map[string]string {
-	return map[string]string{KeyAttachDriver: "zfs-local", KeyZFSAsset: name, "provisioner_driver": "zfs-local-dataset"}
+	return map[string]string{volumecontext.KeyAttachDriver: "zfs-local", volumecontext.KeyZFSAssetName: name, "provisioner_driver": "zfs-local-dataset"}
 }
 
 func zfsGet(typ, mountpoint, mounted string) string {
@@ -112,7 +114,7 @@ func TestZFSLocalValidation(t *testing.T) {
 		f := newAttachFixture(t)
 		_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(zfsCtx(name), mountCap(snw)))
 		wantCode(t, err, codes.InvalidArgument)
-		if !strings.Contains(err.Error(), KeyZFSAsset) {
+		if !strings.Contains(err.Error(), volumecontext.KeyZFSAssetName) {
 			t.Errorf("%q: error %q does not name the key", name, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
@@ -99,14 +100,7 @@ func (i *iscsiShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 	if err != nil {
 		return nil, nil, err
 	}
-	vc := map[string]string{
-		"node_attach_driver": "iscsi",
-		"portal":             i.s.portal,
-		"portals":            strings.Join(i.s.portals, ","),
-		"interface":          i.s.iface,
-		"iqn":                basename + ":" + name,
-		"lun":                "0",
-	}
+	vc := volumecontext.ISCSI{Portal: i.s.portal, Portals: i.s.portals, Interface: i.s.iface, IQN: basename + ":" + name, LUN: 0}.Encode()
 	return vc, []zfs.Prop{idProp(propISCSITargetID, target.ID), idProp(propISCSIExtentID, ext.ID),
 		idProp(propISCSIMappingID, mapping), {Name: propISCSIAssets, Value: name}}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
@@ -57,7 +58,7 @@ func (n *nfsShare) Create(ctx context.Context, r engine.ShareRequest) (map[strin
 		}
 		made = found
 	}
-	vc := map[string]string{"node_attach_driver": "nfs", "server": n.s.host, "share": r.Mountpoint}
+	vc := volumecontext.NFS{Server: n.s.host, Share: r.Mountpoint}.Encode()
 	return vc, []zfs.Prop{idProp(propNFSShareID, made.ID)}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
@@ -113,16 +114,8 @@ func (n *nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[st
 	if nqn == "" {
 		nqn = base + ":" + name
 	}
-	vc := map[string]string{
-		"node_attach_driver": "nvmeof",
-		"transport":          n.s.nvmeTransports[0],
-		"transports":         strings.Join(n.s.nvmeTransports, ","),
-		"nqn":                nqn,
-		"nsid":               strconv.Itoa(max(ns.Nsid, 1)),
-	}
-	if ns.DeviceUUID != "" {
-		vc["device_uuid"] = ns.DeviceUUID
-	}
+	vc := volumecontext.NVMeoF{Transport: n.s.nvmeTransports[0], Transports: n.s.nvmeTransports, NQN: nqn,
+		NSID: uint32(max(ns.Nsid, 1)), DeviceUUID: ns.DeviceUUID}.Encode()
 	return vc, []zfs.Prop{idProp(propNVMeSubsysID, sub.ID), idProp(propNVMeNamespace, ns.ID), {Name: propNVMeAssets, Value: name}}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-csi/switchyard/driver/truenas/api"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
@@ -44,7 +45,7 @@ func (m *smbShare) Create(ctx context.Context, r engine.ShareRequest) (map[strin
 		}
 		made = found
 	}
-	vc := map[string]string{"node_attach_driver": "smb", "server": m.s.host, "share": name}
+	vc := volumecontext.SMB{Server: m.s.host, Share: name}.Encode()
 	return vc, []zfs.Prop{idProp(propSMBShareID, made.ID)}, nil
 }
 

@@ -3,7 +3,6 @@ package zfs
 import (
 	"context"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 
@@ -60,28 +59,14 @@ func NewSSH(cfg SSHConfig, log *slog.Logger) (*SSH, error) {
 	}
 	s.life, s.cancelLife = context.WithCancel(context.Background())
 	s.clientCfg = &ssh.ClientConfig{
-		User:            st.cfg.Username,
-		Auth:            st.auth,
-		HostKeyCallback: s.checkHostKey,
+		User: st.cfg.Username,
+		Auth: st.auth,
+		// dialConfig sets the HostKeyCallback of each handshake.
+	}
+	if w := HostKeyWarning(st.cfg); w != "" {
+		s.log.Warn(w)
 	}
 	return s, nil
-}
-
-// checkHostKey pins the key when a fingerprint is configured; otherwise
-// it accepts any key, as democratic-csi does, and logs what it accepted.
-func (s *SSH) checkHostKey(_ string, _ net.Addr, key ssh.PublicKey) error {
-	got := ssh.FingerprintSHA256(key)
-	if s.st.pinned == "" {
-		s.hostKeyLog.Do(func() {
-			s.log.Debug("ssh host key accepted without verification (set sshConnection.hostKeyFingerprint to pin it)",
-				"fingerprint", got, "type", key.Type())
-		})
-		return nil
-	}
-	if got != s.st.pinned {
-		return &sshHostKeyMismatch{got: got, want: s.st.pinned}
-	}
-	return nil
 }
 
 // Close drops the connection (failing commands still running on it) and

@@ -36,9 +36,13 @@ type SSHConfig struct {
 	// default 10s.
 	DialTimeout time.Duration
 	// HostKeyFingerprint ("SHA256:<base64>", as ssh-keygen -lf prints)
-	// pins the host key. Empty accepts any key, as democratic-csi does;
-	// the key's fingerprint is then logged once at debug level.
+	// pins the host key. With neither it nor KnownHosts, the first key
+	// seen at host:port is trusted for the life of the process (logged at
+	// INFO) and a different key later is refused (see ssh_hostkey.go).
 	HostKeyFingerprint string
+	// KnownHosts is the absolute path of an OpenSSH known_hosts file the
+	// host's key must be listed in; a host it does not list is refused.
+	KnownHosts string
 }
 
 const (
@@ -56,6 +60,8 @@ type sshSettings struct {
 	methods string    // auth methods offered, for the auth error
 	auth    []ssh.AuthMethod
 	pinned  string // normalised HostKeyFingerprint, or ""
+	// knownHosts is the checked KnownHosts path, or "".
+	knownHosts string
 }
 
 // validate applies defaults and checks cfg. Errors name the config key
@@ -116,6 +122,12 @@ func (cfg SSHConfig) validate() (*sshSettings, error) {
 			return nil, err
 		}
 		st.pinned = fp
+	}
+	if cfg.KnownHosts != "" {
+		if err := checkKnownHostsFile(cfg.KnownHosts); err != nil {
+			return nil, err
+		}
+		st.knownHosts = cfg.KnownHosts
 	}
 	return st, nil
 }

@@ -90,25 +90,6 @@ func TestSSHHostKeyPinning(t *testing.T) {
 	}
 }
 
-func TestSSHUnpinnedHostKeyLoggedOnce(t *testing.T) {
-	srv := newTestSSHServer(t, nil, 0)
-	log, buf := debugLogger()
-	s := newTestSSH(t, srv, log, nil)
-	for range 2 {
-		if _, err := s.Run(testContext(t), "true", RunOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		_ = s.Close() // force a second handshake
-	}
-	fp := ssh.FingerprintSHA256(srv.HostKey)
-	if n := strings.Count(buf.String(), fp); n != 1 {
-		t.Fatalf("host key fingerprint logged %d times; want once. log:\n%s", n, buf)
-	}
-	if st := s.Stats(); st.Dials != 2 {
-		t.Fatalf("Dials = %d; want 2", st.Dials)
-	}
-}
-
 func TestSSHUnreachable(t *testing.T) {
 	// A port with nothing listening.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

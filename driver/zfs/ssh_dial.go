@@ -105,6 +105,10 @@ func (s *SSH) dialLoop(life context.Context, d *sshDial) {
 
 // dialOnce makes one TCP connection and SSH handshake.
 func (s *SSH) dialOnce(ctx context.Context) (*sshConn, error) {
+	cfg, err := s.dialConfig()
+	if err != nil {
+		return nil, err
+	}
 	var dialer net.Dialer
 	raw, err := dialer.DialContext(ctx, "tcp", s.st.addr)
 	if err != nil {
@@ -116,26 +120,31 @@ func (s *SSH) dialOnce(ctx context.Context) (*sshConn, error) {
 		_ = raw.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = raw.Close() })
-	sc, chans, reqs, err := ssh.NewClientConn(raw, s.st.addr, s.clientCfg)
+	sc, chans, reqs, err := ssh.NewClientConn(raw, s.st.addr, cfg)
 	if !stop() && err == nil {
 		_ = sc.Close()
 		err = ctx.Err()
 	}
 	if err != nil {
 		_ = raw.Close()
-		return nil, s.handshakeError(err)
+		return nil, s.handshakeError(err, cfg)
 	}
 	_ = raw.SetDeadline(time.Time{})
 	return newSSHConn(ssh.NewClient(sc, chans, reqs)), nil
 }
 
-// handshakeError sorts a failed handshake into ErrAuth (credentials or
-// host key: retrying will not help) or ErrUnreachable.
-func (s *SSH) handshakeError(err error) error {
-	var mismatch *sshHostKeyMismatch
+// handshakeError sorts a failed handshake into ErrHostKey (with ErrAuth),
+// ErrAuth (credentials: retrying will not help) or ErrUnreachable.
+func (s *SSH) handshakeError(err error, cfg *ssh.ClientConfig) error {
+	var refused *sshHostKeyRefused
 	switch {
-	case errors.As(err, &mismatch):
-		return newExecutorError(ErrAuth, "ssh %s: %s", s.st.who, mismatch.Error())
+	case errors.As(err, &refused):
+		return hostKeyError("ssh %s: %s", s.st.who, refused.Error())
+	case len(cfg.HostKeyAlgorithms) > 0 && strings.Contains(err.Error(), "no common algorithm for host key"):
+		// Only the key types known_hosts lists for the host were asked for.
+		return hostKeyError("ssh %s: the host offers none of the key types sshConnection.knownHosts %s lists for it (%s); "+
+			"refusing to connect (no credentials were sent). If the host's keys changed on purpose, replace its lines in the file",
+			s.st.who, s.st.knownHosts, strings.Join(cfg.HostKeyAlgorithms, ", "))
 	case strings.Contains(err.Error(), "unable to authenticate"),
 		strings.Contains(err.Error(), "too many authentication"):
 		// x/crypto has no typed error for this; its text is stable.

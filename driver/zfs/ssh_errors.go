@@ -32,11 +32,3 @@ func cancelledError(prefix string, sent bool, ctxErr error) error {
 func sshAuthFailed(who, methods string) error {
 	return newExecutorError(ErrAuth, "ssh %s: authentication failed (%s)", who, methods)
 }
-
-// sshHostKeyMismatch is returned by the host key callback; the dialer
-// turns it into an ErrAuth failure (retrying cannot fix it either).
-type sshHostKeyMismatch struct{ got, want string }
-
-func (e *sshHostKeyMismatch) Error() string {
-	return fmt.Sprintf("host key %s does not match sshConnection.hostKeyFingerprint %s", e.got, e.want)
-}

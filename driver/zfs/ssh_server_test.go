@@ -47,6 +47,7 @@ type testSSHServer struct {
 	ptys        []testPTY
 	signals     []string
 	keepalives  int
+	auths       int // authentication attempts of any method (none included)
 }
 
 type testConnState struct {
@@ -59,18 +60,33 @@ type testPTY struct {
 	Cols, Rows uint32
 }
 
+// sharedHostKey is the host key of every test server that is not given
+// one: host keys are trusted per address for the whole process, and a
+// later test's server may get a port an earlier one had.
+var sharedHostKey = sync.OnceValue(func() ssh.Signer { return newHostSigner() })
+
+func newHostSigner() ssh.Signer {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		panic(err)
+	}
+	return signer
+}
+
 // newTestSSHServer starts a server accepting user "alice" with password
 // "pw-Secret!" and, if authorized is not nil, that public key.
 func newTestSSHServer(t testing.TB, authorized ssh.PublicKey, maxSessions int) *testSSHServer {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return newTestSSHServerKey(t, authorized, maxSessions, sharedHostKey())
+}
+
+// newTestSSHServerKey is newTestSSHServer with the host key signer.
+func newTestSSHServerKey(t testing.TB, authorized ssh.PublicKey, maxSessions int, signer ssh.Signer) *testSSHServer {
+	t.Helper()
 	srv := &testSSHServer{
 		t: t, HostKey: signer.PublicKey(), User: "alice", Password: "pw-Secret!",
 		maxSessions: maxSessions, conns: map[*ssh.ServerConn]*testConnState{},
@@ -87,6 +103,11 @@ func newTestSSHServer(t testing.TB, authorized ssh.PublicKey, maxSessions int) *
 				return nil, nil
 			}
 			return nil, errors.New("unknown key")
+		},
+		AuthLogCallback: func(ssh.ConnMetadata, string, error) {
+			srv.mu.Lock()
+			srv.auths++
+			srv.mu.Unlock()
 		},
 	}
 	srv.cfg.AddHostKey(signer)
@@ -336,4 +357,11 @@ func (srv *testSSHServer) seen() (ptys []testPTY, signals []string) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	return append([]testPTY(nil), srv.ptys...), append([]string(nil), srv.signals...)
+}
+
+// authAttempts counts the authentication attempts the server has seen.
+func (srv *testSSHServer) authAttempts() int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.auths
 }

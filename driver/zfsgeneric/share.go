@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
@@ -39,11 +40,9 @@ func (s propertyShare) Create(_ context.Context, r engine.ShareRequest) (map[str
 	for _, p := range s.d.cfg.share.props {
 		props = append(props, zfs.Prop{Name: p.Key, Value: p.Value})
 	}
-	vc := map[string]string{"node_attach_driver": s.attach, "server": s.d.cfg.share.host}
-	if s.attach == "nfs" {
-		vc["share"] = r.Mountpoint
-	} else {
-		vc["share"] = smbShareName(r.Dataset)
+	vc := volumecontext.NFS{Server: s.d.cfg.share.host, Share: r.Mountpoint}.Encode()
+	if s.attach != "nfs" {
+		vc = volumecontext.SMB{Server: s.d.cfg.share.host, Share: smbShareName(r.Dataset)}.Encode()
 	}
 	return vc, props, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
@@ -58,14 +59,7 @@ func (s iscsiShare) Create(ctx context.Context, r engine.ShareRequest) (map[stri
 	if out.Code != 0 || !strings.Contains(out.Stdout+out.Stderr, "Created LUN 0") {
 		return nil, nil, cliFailed(d, "creating iSCSI target "+iqn+" with targetcli", out, secrets)
 	}
-	vc := map[string]string{
-		"node_attach_driver": "iscsi",
-		"portal":             sh.portal,
-		"portals":            strings.Join(sh.portals, ","),
-		"interface":          sh.iface,
-		"iqn":                iqn,
-		"lun":                "0",
-	}
+	vc := volumecontext.ISCSI{Portal: sh.portal, Portals: sh.portals, Interface: sh.iface, IQN: iqn, LUN: 0}.Encode()
 	return vc, []zfs.Prop{{Name: propISCSIAssets, Value: asset}}, nil
 }
 

@@ -2,11 +2,13 @@ package zfsgeneric
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 )
@@ -17,7 +19,7 @@ import (
 type nvmeofShare struct{ d *platform }
 
 // nsid is the namespace every volume's subsystem exports.
-const nsid = "1"
+const nsid = 1
 
 func (s nvmeofShare) cli() []string { return []string{s.d.cfg.share.nvmetcli} }
 
@@ -70,7 +72,7 @@ func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 	for _, a := range sh.subsystemAttrs {
 		w("set attr " + a.Key + "=" + a.Value)
 	}
-	w("cd namespaces", "create "+nsid, "cd "+nsid, "set device path=/dev/zvol/"+r.Dataset, "enable")
+	w("cd namespaces", "create "+strconv.Itoa(nsid), "cd "+strconv.Itoa(nsid), "set device path=/dev/zvol/"+r.Dataset, "enable")
 	for _, p := range sh.ports {
 		w("cd /ports/"+p+"/subsystems", "create "+nqn)
 	}
@@ -84,13 +86,7 @@ func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 	if out.Code != 0 || looksLikeError(out) {
 		return nil, nil, cliFailed(d, "creating NVMe-oF subsystem "+nqn+" with nvmetcli", out, nil)
 	}
-	vc := map[string]string{
-		"node_attach_driver": "nvmeof",
-		"transport":          sh.transport,
-		"transports":         strings.Join(sh.transports, ","),
-		"nqn":                nqn,
-		"nsid":               nsid,
-	}
+	vc := volumecontext.NVMeoF{Transport: sh.transport, Transports: sh.transports, NQN: nqn, NSID: nsid}.Encode()
 	return vc, []zfs.Prop{{Name: propNVMeoFAssets, Value: asset}}, nil
 }
 

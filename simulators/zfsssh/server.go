@@ -43,7 +43,8 @@ type Uname struct {
 type Options struct {
 	Host  Host            // required
 	Users map[string]User // login name -> credentials; at least one
-	// HostKey is the server's key; an ed25519 key is generated when nil.
+	// HostKey is the server's key; nil uses one ed25519 key generated once
+	// per process (see processHostKey).
 	HostKey ssh.Signer
 	// MaxSessions is the per-connection limit of concurrent sessions, like
 	// OpenSSH's MaxSessions (default 10). Opening one more is refused.
@@ -164,12 +165,9 @@ func New(o Options) (*Server, error) {
 	}
 	s.signer = o.HostKey
 	if s.signer == nil {
-		_, key, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			return nil, fmt.Errorf("zfsssh: generating a host key: %w", err)
-		}
-		if s.signer, err = ssh.NewSignerFromKey(key); err != nil {
-			return nil, fmt.Errorf("zfsssh: host key: %w", err)
+		var err error
+		if s.signer, err = processHostKey(); err != nil {
+			return nil, err
 		}
 	}
 	var filesState, lioState, nvmetState string
@@ -210,6 +208,22 @@ func New(o Options) (*Server, error) {
 	s.conns = map[*sshConn]struct{}{}
 	return s, nil
 }
+
+// processHostKey is the host key of every server made without one. The
+// driver trusts the first key it sees at an address and refuses another
+// one there later, so servers made in turn by one test process (which may
+// get a port an earlier one had) must not each bring their own key.
+var processHostKey = sync.OnceValues(func() (ssh.Signer, error) {
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("zfsssh: generating a host key: %w", err)
+	}
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("zfsssh: host key: %w", err)
+	}
+	return signer, nil
+})
 
 // seedFiles creates the standard directories, the program files and the
 // Options.Files.

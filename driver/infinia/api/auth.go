@@ -121,9 +121,9 @@ func (c *Client) login(ctx context.Context) (string, time.Duration, error) {
 		return "", 0, err
 	}
 	if out.Token == "" {
-		return "", 0, fmt.Errorf("infinia %s: login as %s at %s: the answer carries no token", c.Endpoint(), c.st.cfg.User, c.st.cfg.Level)
+		return "", 0, fmt.Errorf("infinia %s: login as %s at %s: the answer carries no token", c.currentLabel(), c.st.cfg.User, c.st.cfg.Level)
 	}
-	c.log.Debug("logged in to Infinia", "endpoint", c.Endpoint(), "user", c.st.cfg.User, "level", c.st.cfg.Level)
+	c.log.Debug("logged in to Infinia", "endpoint", c.currentLabel(), "user", c.st.cfg.User, "level", c.st.cfg.Level)
 	return out.Token, tokenLifetime(out.Token), nil
 }
 

@@ -46,7 +46,7 @@ func New(cfg Config, log *slog.Logger) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{st: st, log: orDiscard(log), red: redactor{password: cfg.Password}}
+	c := &Client{st: st, log: orDiscard(log), red: newRedactor(st)}
 	c.auth.hold = authFailureHold
 	c.http = &http.Client{
 		Transport: &http.Transport{
@@ -68,6 +68,8 @@ func New(cfg Config, log *slog.Logger) (*Client, error) {
 		},
 		// A redirect would resend the login's password header to wherever
 		// it points (Go only strips Authorization and cookies): refuse it.
+		// The target is redacted with the rest of the error (it may be a
+		// secret endpoint's host).
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 			return fmt.Errorf("redirected to %s://%s; list that endpoint in apis instead", req.URL.Scheme, req.URL.Host)
 		},
@@ -83,6 +85,13 @@ func (c *Client) Endpoint() string { return c.st.endpoints[c.current.Load()] }
 
 // Endpoints are every configured endpoint, in failover order.
 func (c *Client) Endpoints() []string { return append([]string(nil), c.st.endpoints...) }
+
+// label is how errors and logs name endpoint idx: its URL, or "secret apis
+// entry N" when the endpoints came from a secret.
+func (c *Client) label(idx int) string { return c.st.labels[idx] }
+
+// currentLabel names the endpoint calls go to first.
+func (c *Client) currentLabel() string { return c.label(int(c.current.Load())) }
 
 // Stats returns the counters.
 func (c *Client) Stats() Stats {
@@ -115,7 +124,7 @@ func (c *Client) Do(ctx context.Context, method, path string, hdr http.Header, b
 	if StatusCode(err) != http.StatusUnauthorized {
 		return err
 	}
-	c.log.Debug("token refused; logging in again", "endpoint", c.Endpoint())
+	c.log.Debug("token refused; logging in again", "endpoint", c.currentLabel())
 	if tok, err = c.relogin(ctx, tok); err != nil {
 		return err
 	}
@@ -130,30 +139,31 @@ func (c *Client) send(ctx context.Context, method, path string, hdr http.Header,
 	u := &UnreachableError{tls: true}
 	for i := range n {
 		idx := (first + i) % n
-		ep := c.st.endpoints[idx]
-		reason, isTLS, err := c.once(ctx, ep, method, path, hdr, raw, tok, out)
+		reason, isTLS, err := c.once(ctx, idx, method, path, hdr, raw, tok, out)
 		if reason == "" {
 			if idx != first {
 				c.current.Store(int32(idx))
 				c.failovers.Add(1)
-				c.log.Warn("switched Infinia API endpoint", "from", c.st.endpoints[first], "to", ep)
+				c.log.Warn("switched Infinia API endpoint", "from", c.label(first), "to", c.label(idx))
 			}
 			return err
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("infinia %s: %s %s: %w", ep, method, path, ctx.Err())
+			return fmt.Errorf("infinia %s: %s %s: %w", c.label(idx), method, path, ctx.Err())
 		}
-		c.log.Debug("Infinia API endpoint failed", "endpoint", ep, "reason", reason)
-		u.Endpoints = append(u.Endpoints, ep)
+		c.log.Debug("Infinia API endpoint failed", "endpoint", c.label(idx), "reason", reason)
+		u.Endpoints = append(u.Endpoints, c.label(idx))
 		u.Reasons = append(u.Reasons, reason)
 		u.tls = u.tls && isTLS
 	}
 	return u
 }
 
-// once sends the request to one endpoint. reason is set when the endpoint
-// could not serve it and the next one should be tried.
-func (c *Client) once(ctx context.Context, ep, method, path string, hdr http.Header, raw []byte, tok string, out any) (reason string, isTLS bool, err error) {
+// once sends the request to endpoint idx. reason is set when the endpoint
+// could not serve it and the next one should be tried. Every text that
+// leaves it names the endpoint by its label and is redacted.
+func (c *Client) once(ctx context.Context, idx int, method, path string, hdr http.Header, raw []byte, tok string, out any) (reason string, isTLS bool, err error) {
+	ep, label := c.st.endpoints[idx], c.label(idx)
 	rctx, cancel := context.WithTimeout(ctx, c.st.cfg.Timeout)
 	defer cancel()
 	var rd io.Reader = http.NoBody
@@ -162,7 +172,7 @@ func (c *Client) once(ctx context.Context, ep, method, path string, hdr http.Hea
 	}
 	req, err := http.NewRequestWithContext(rctx, method, ep+path, rd)
 	if err != nil {
-		return "", false, fmt.Errorf("infinia %s: %s %s: %v", ep, method, path, c.red.redact(err.Error()))
+		return "", false, fmt.Errorf("infinia %s: %s %s: %v", label, method, path, c.red.redactErr(err.Error(), err, label))
 	}
 	for k, vs := range hdr {
 		req.Header[k] = vs
@@ -179,26 +189,26 @@ func (c *Client) once(ctx context.Context, ep, method, path string, hdr http.Hea
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			return "", false, fmt.Errorf("infinia %s: %s %s: %w", ep, method, path, ctx.Err())
+			return "", false, fmt.Errorf("infinia %s: %s %s: %w", label, method, path, ctx.Err())
 		case tlsProblem(err) != "":
-			return tlsProblem(err), true, nil
+			return c.red.redactErr(tlsProblem(err), err, label), true, nil
 		case connectProblem(err) != "":
-			return c.red.redact(connectProblem(err)), false, nil
+			return c.red.redactErr(connectProblem(err), err, label), false, nil
 		case errors.Is(rctx.Err(), context.DeadlineExceeded):
 			return fmt.Sprintf("no answer within %s", c.st.cfg.Timeout), false, nil
 		}
 		// The connection broke mid-call. Every step of the driver's flows
 		// is idempotent (409 and 404 are expected answers), so trying the
 		// next endpoint is safe.
-		return c.red.redact(unwrapURLError(err).Error()), false, nil
+		return c.red.redactErr(unwrapURLError(err).Error(), err, label), false, nil
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", false, fmt.Errorf("infinia %s: %s %s: %w", ep, method, path, ctx.Err())
+			return "", false, fmt.Errorf("infinia %s: %s %s: %w", label, method, path, ctx.Err())
 		}
-		return "reading the answer: " + c.red.redact(unwrapURLError(err).Error()), false, nil
+		return "reading the answer: " + c.red.redactErr(unwrapURLError(err).Error(), err, label), false, nil
 	}
 	var env envelope
 	decodeErr := json.Unmarshal(body, &env)
@@ -208,7 +218,7 @@ func (c *Client) once(ctx context.Context, ep, method, path string, hdr http.Hea
 		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 			return c.red.redact(fmt.Sprintf("HTTP %d %s", resp.StatusCode, title)), false, nil
 		}
-		return "", false, &StatusError{Code: resp.StatusCode, Title: c.red.redact(title), Method: method, Path: path, Endpoint: ep}
+		return "", false, &StatusError{Code: resp.StatusCode, Title: c.red.redact(title), Method: method, Path: path, Endpoint: label}
 	}
 	if out == nil {
 		return "", false, nil
@@ -217,7 +227,7 @@ func (c *Client) once(ctx context.Context, ep, method, path string, hdr http.Hea
 		decodeErr = json.Unmarshal(env.Data, out)
 	}
 	if decodeErr != nil {
-		return "", false, fmt.Errorf("infinia %s: %s %s: unexpected answer (HTTP %d): %v", ep, method, path, resp.StatusCode, decodeErr)
+		return "", false, fmt.Errorf("infinia %s: %s %s: unexpected answer (HTTP %d): %v", label, method, path, resp.StatusCode, c.red.redact(decodeErr.Error()))
 	}
 	return "", false, nil
 }

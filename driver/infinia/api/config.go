@@ -26,6 +26,11 @@ type Config struct {
 	Timeout time.Duration
 	// MaxConnsPerHost bounds the connections to one endpoint (default 16).
 	MaxConnsPerHost int
+	// SecretAPIs says APIs came from a secret (the StorageClass secret
+	// apis): errors and logs then name each endpoint "secret apis entry N"
+	// (N counts from 1 in APIs) and never show its URL or host, not even
+	// inside a library's error text.
+	SecretAPIs bool
 }
 
 // Defaults for zero Config fields.
@@ -66,8 +71,13 @@ func ParseEndpoint(s string) (string, error) {
 type settings struct {
 	cfg       Config
 	endpoints []string // normalised APIs
+	labels    []string // how errors and logs name each endpoint
 	roots     *x509.CertPool
 }
+
+// SecretEndpointLabel is how errors and logs name the i-th (from 0)
+// endpoint of a Config whose APIs came from a secret.
+func SecretEndpointLabel(i int) string { return fmt.Sprintf("secret apis entry %d", i+1) }
 
 func (cfg Config) validate() (*settings, error) {
 	st := &settings{cfg: cfg}
@@ -77,9 +87,18 @@ func (cfg Config) validate() (*settings, error) {
 	for i, a := range cfg.APIs {
 		e, err := ParseEndpoint(a)
 		if err != nil {
+			if cfg.SecretAPIs {
+				// The reason could quote part of the value.
+				return nil, fmt.Errorf("%s is not an endpoint URL (want https://<host>[:port])", SecretEndpointLabel(i))
+			}
 			return nil, fmt.Errorf("apis[%d]: %v", i, err)
 		}
 		st.endpoints = append(st.endpoints, e)
+		label := e
+		if cfg.SecretAPIs {
+			label = SecretEndpointLabel(i)
+		}
+		st.labels = append(st.labels, label)
 	}
 	if cfg.User == "" || cfg.Level == "" {
 		return nil, errors.New("the account name and its <cluster>/<tenant> level are required")

@@ -26,7 +26,7 @@ type StatusError struct {
 	Title    string // the server's reason text
 	Method   string // GET, POST, ...
 	Path     string // the request path, /redapi/v1/...
-	Endpoint string // scheme://host:port that answered
+	Endpoint string // scheme://host:port that answered, or "secret apis entry N" (Config.SecretAPIs)
 }
 
 func (e *StatusError) Error() string {
@@ -55,6 +55,8 @@ func IsConflict(err error) bool { return StatusCode(err) == http.StatusConflict 
 // UnreachableError lists why each endpoint failed. It matches
 // ErrUnreachable, and ErrTLS when every failure was a TLS one.
 type UnreachableError struct {
+	// Endpoints are the URLs tried, or "secret apis entry N" for endpoints
+	// that came from a secret (Config.SecretAPIs).
 	Endpoints []string
 	Reasons   []string // one per endpoint, same order
 	tls       bool

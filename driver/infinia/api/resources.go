@@ -44,7 +44,7 @@ func call[T any](ctx context.Context, c *Client, method, path string, hdr http.H
 		return zero, err
 	}
 	if v := reflect.ValueOf(&out).Elem(); v.Kind() == reflect.Pointer && v.IsNil() {
-		return out, fmt.Errorf("infinia %s: %s %s: the answer carries no data", c.Endpoint(), method, path)
+		return out, fmt.Errorf("infinia %s: %s %s: the answer carries no data", c.currentLabel(), method, path)
 	}
 	return out, nil
 }
@@ -95,7 +95,7 @@ func (c *Client) GetVolume(ctx context.Context, sub, dataset, name string) (*Vol
 		Volume *Volume `json:"volume"`
 	}](ctx, c, http.MethodGet, c.subPath(sub, "datasets", dataset, "volumes", name), nil, nil)
 	if err == nil && out.Volume == nil {
-		err = fmt.Errorf("infinia %s: volume %s: the answer has no volume", c.Endpoint(), name)
+		err = fmt.Errorf("infinia %s: volume %s: the answer has no volume", c.currentLabel(), name)
 	}
 	return out.Volume, err
 }

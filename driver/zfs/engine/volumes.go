@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
+	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/volumeid"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
@@ -292,14 +294,15 @@ func usableMountpoint(m string) bool {
 
 // volumeContext is the share's context plus the provisioner fields.
 func (e *Engine) volumeContext(share map[string]string) map[string]string {
+	return e.withProvisioner(share, volumecontext.Provisioner{Driver: e.cfg.driver, InstanceID: e.cfg.instanceID})
+}
+
+// withProvisioner is the share's volume_context with the provisioner keys
+// added (democratic-csi compares them when a volume moves between drivers).
+func (e *Engine) withProvisioner(share map[string]string, p volumecontext.Provisioner) map[string]string {
 	vc := make(map[string]string, len(share)+2)
-	for k, v := range share {
-		vc[k] = v
-	}
-	vc["provisioner_driver"] = e.cfg.driver
-	if e.cfg.instanceID != "" {
-		vc["provisioner_driver_instance_id"] = e.cfg.instanceID
-	}
+	maps.Copy(vc, share)
+	maps.Copy(vc, p.Encode())
 	return vc
 }
 
@@ -334,13 +337,15 @@ func (e *Engine) volumeFromProps(id string, props zfs.Properties) (*csi.Volume, 
 	if !ok || props[propManaged].Value != "true" {
 		return nil, false
 	}
-	vc := e.volumeContext(share)
+	// The volume reports the driver that made it, when the dataset says.
+	prov := volumecontext.Provisioner{Driver: e.cfg.driver, InstanceID: e.cfg.instanceID}
 	if p := props[propProvisionerDriver]; p.IsSet() {
-		vc["provisioner_driver"] = p.Value
+		prov.Driver = p.Value
 	}
 	if p := props[propProvisionerID]; p.IsSet() {
-		vc["provisioner_driver_instance_id"] = p.Value
+		prov.InstanceID = p.Value
 	}
+	vc := e.withProvisioner(share, prov)
 	v := &csi.Volume{VolumeId: id, CapacityBytes: e.reportedCapacity(e.sizeOf(props)), VolumeContext: vc}
 	if props[propSourceType].IsSet() {
 		switch props[propSourceType].Value {
