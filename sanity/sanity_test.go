@@ -29,9 +29,9 @@ import (
 // message csi-sanity skips with, with the reason. Any other skip fails the
 // suite, so a capability that silently disappears is noticed.
 var skipped = map[string]string{
-	"Controller Publish, UnpublishVolume not supported": "PUBLISH_UNPUBLISH_VOLUME is not advertised: this backend has no controller attach step (only Infinia has)",
-	"ControllerPublishVolume not supported":             "PUBLISH_UNPUBLISH_VOLUME is not advertised: this backend has no controller attach step (only Infinia has)",
-	"ControllerUnpublishVolume not supported":           "PUBLISH_UNPUBLISH_VOLUME is not advertised: this backend has no controller attach step (only Infinia has)",
+	"Controller Publish, UnpublishVolume not supported": "PUBLISH_UNPUBLISH_VOLUME is not advertised: this configuration has no controller attach step (only Infinia and hostAccess: allowList connections have)",
+	"ControllerPublishVolume not supported":             "PUBLISH_UNPUBLISH_VOLUME is not advertised: this configuration has no controller attach step (only Infinia and hostAccess: allowList connections have)",
+	"ControllerUnpublishVolume not supported":           "PUBLISH_UNPUBLISH_VOLUME is not advertised: this configuration has no controller attach step (only Infinia and hostAccess: allowList connections have)",
 	"ControllerModifyVolume not supported":              "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
 	"Modify volume not supported":                       "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
 	"Modify Volume not supported":                       "MODIFY_VOLUME is not advertised: no backend has mutable parameters yet",
@@ -143,10 +143,16 @@ func serve(t testing.TB, mainFile, stateDir, sock string, log *slog.Logger) func
 // has the file).
 const sanityHostNQN = "nqn.2014-08.org.nvmexpress:uuid:5a4e17e5-0000-4000-8000-000000000001"
 
+// sanityIQN stands in for /etc/iscsi/initiatorname.iscsi likewise.
+const sanityIQN = "iqn.1993-08.org.debian:01:5a4e17e50001"
+
 func hostFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && path == nodeid.NQNFile {
 		return []byte(sanityHostNQN + "\n"), nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && path == nodeid.IQNFile {
+		return []byte("InitiatorName=" + sanityIQN + "\n"), nil
 	}
 	return data, err
 }

@@ -31,8 +31,26 @@ type target struct {
 }
 
 // hostPlaceholder is {{<host> <driver> <name>}}: the config of a driver on
-// a simulated storage host ("zfs" or "truenas-<release>").
-var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|infinia|truenas-[0-9.]+) ([a-z-]+) ([a-z0-9-]+)\}\}`)
+// a simulated storage host ("zfs" or "truenas-<release>"). With a fourth
+// word, allowList, the block protocol's targets are closed
+// (iscsi/nvmeof.hostAccess: allowList; see withAllowList).
+var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|infinia|truenas-[0-9.]+) ([a-z-]+) ([a-z0-9-]+)( allowList)?\}\}`)
+
+// withAllowList sets hostAccess: allowList in a block driver's config and
+// drops the lab's attributes that open its targets to everyone.
+func withAllowList(cfg string) string {
+	var out []string
+	for _, l := range strings.Split(cfg, "\n") {
+		if strings.Contains(l, "generate_node_acls: 1") || strings.Contains(l, "allow_any_host: 1") {
+			continue
+		}
+		out = append(out, l)
+		if l == "iscsi:" || l == "nvmeof:" {
+			out = append(out, "  hostAccess: allowList")
+		}
+	}
+	return strings.Join(out, "\n")
+}
 
 // hostConfig renders a placeholder: the host, the driver and a name that
 // keeps the target's datasets apart.
@@ -43,6 +61,9 @@ func (t target) render(dir string, config hostConfig) (main string, conns map[st
 		s = strings.ReplaceAll(s, "{{dir}}", dir)
 		return hostPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
 			g := hostPlaceholder.FindStringSubmatch(m)
+			if g[4] != "" {
+				return withAllowList(config(g[1], g[2], g[3]))
+			}
 			return config(g[1], g[2], g[3])
 		})
 	}

@@ -53,5 +53,17 @@ func truenasTargets() []target {
 			})
 		}
 	}
+	// NVMe-oF host access (nvmeof.hostAccess: allowList) behind the proxy.
+	ts = append(ts, target{
+		name: "freenas-api-nvmeof@25.10/proxy-allowlist",
+		main: hostAccessMain,
+		connections: map[string]string{
+			"tn-nvmeof-api": "{{truenas-25.10 freenas-api-nvmeof nvmeof-api-2510-allowlist allowList}}",
+			"tn-nfs-beside": "{{truenas-25.10 freenas-api-nfs nfs-api-2510-allowlist}}",
+		},
+		params:  map[string]string{"connection": "tn-nvmeof-api"},
+		noNode:  noNodeTrueNAS,
+		publish: true,
+	})
 	return ts
 }

@@ -36,5 +36,38 @@ func zfsTargets() []target {
 			noNode:      noNodeZFS,
 		})
 	}
+	// Host access (iscsi/nvmeof.hostAccess: allowList) behind the proxy:
+	// node ids carry the IQN and NQN, the proxy advertises
+	// PUBLISH_UNPUBLISH_VOLUME, so csi-sanity's ControllerPublish specs
+	// run against grants on closed targets. The open connections beside
+	// it publish through the proxy's fallback.
+	for _, k := range []string{"iscsi", "nvmeof"} {
+		ts = append(ts, target{
+			name: "zfs-generic-" + k + "/proxy-allowlist",
+			main: hostAccessMain,
+			connections: map[string]string{
+				"zfs-" + k:       "{{zfs zfs-generic-" + k + " " + k + "-allowlist allowList}}",
+				"zfs-nfs-beside": "{{zfs zfs-generic-nfs nfs-allowlist-" + k + "}}",
+			},
+			params:  map[string]string{"connection": "zfs-" + k},
+			noNode:  noNodeZFS,
+			publish: true,
+		})
+	}
 	return ts
 }
+
+// hostAccessMain is the main config of a proxy with connections whose
+// targets admit only the nodes volumes are published to.
+const hostAccessMain = `driver: proxy
+proxy:
+  configFolder: {{dir}}/connections
+  nodeId:
+    parts:
+      iqn: true
+      nqn: true
+service:
+  controller:
+    capabilities:
+      rpc: [CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME, GET_CAPACITY, CREATE_DELETE_SNAPSHOT, CLONE_VOLUME, EXPAND_VOLUME, SINGLE_NODE_MULTI_WRITER, LIST_VOLUMES, LIST_SNAPSHOTS, GET_SNAPSHOT]
+`

@@ -100,6 +100,7 @@ type shareSettings struct {
 	nvmeTransports    []string
 	nvmePorts         []int // nvmet.port ids to link; empty: every TCP port
 	nvmeAllowAnyHost  bool
+	hostAccess        engine.Initiator // iscsi/nvmeof.hostAccess: allowList; OpenTargets by default
 }
 
 type targetGroup struct {
@@ -272,6 +273,9 @@ func parseISCSI(r *config.Reader) shareSettings {
 		}
 	}
 	s.extentComment = template(r, "iscsi.extentCommentTemplate")
+	if parseHostAccess(r, "iscsi") {
+		r.Add("iscsi.hostAccess", "allowList is not available for TrueNAS iSCSI yet (zfs-generic-iscsi and the NVMe-oF drivers have it); restrict initiators with iscsi.targetGroups[].targetGroupInitiatorGroup")
+	}
 	return s
 }
 
@@ -298,5 +302,27 @@ func parseNVMeoF(r *config.Reader) shareSettings {
 		s.nvmePorts = append(s.nvmePorts, n)
 	}
 	parseNaming(r, "nvmeof", &s)
+	if parseHostAccess(r, "nvmeof") {
+		s.hostAccess = engine.NQN
+		if _, given := r.Tree().Lookup("nvmeof.allowAnyHost"); given && s.nvmeAllowAnyHost {
+			r.Add("nvmeof.allowAnyHost", "is true, which lets every host in; nvmeof.hostAccess: allowList needs false (or leave it out)")
+		}
+		s.nvmeAllowAnyHost = false
+	}
 	return s
+}
+
+// parseHostAccess reads <section>.hostAccess, switchyard's key for
+// closed targets: open (the default: every initiator, as democratic-csi)
+// or allowList (only the nodes ControllerPublishVolume granted).
+func parseHostAccess(r *config.Reader, section string) bool {
+	switch v := r.Str(section + ".hostAccess"); v {
+	case "", "open":
+		return false
+	case "allowList":
+		return true
+	default:
+		r.Add(section+".hostAccess", "must be open (every initiator; the default) or allowList (only the nodes a volume is published to), got %q", v)
+		return false
+	}
 }

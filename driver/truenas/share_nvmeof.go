@@ -222,6 +222,13 @@ func (n *nvmeofShare) Remove(ctx context.Context, dataset string, props zfs.Prop
 	if id == 0 {
 		return nil
 	}
+	if n.s.hostAccess != engine.OpenTargets {
+		// The subsystem's grants go with it; its hosts go when nothing
+		// else links them.
+		if err := n.Revoke(ctx, dataset, props, ""); err != nil {
+			return err
+		}
+	}
 	var s subsys
 	err := n.t.call(ctx, &s, "nvmet.subsys.get_instance", id)
 	if api.IsNotFound(err) {

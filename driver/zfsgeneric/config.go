@@ -36,6 +36,7 @@ type shareSettings struct {
 	props []config.KV // nfs/smb: share, sharenfs / sharesmb
 
 	// iscsi and nvmeof
+	hostAccess   engine.Initiator // allowList: the initiator name targets admit; OpenTargets by default
 	basename     string
 	nameTemplate *engine.Template
 	namePrefix   string
@@ -151,7 +152,41 @@ func parseISCSI(r *config.Reader) shareSettings {
 		r.Add("iscsi.targetPortal", "required: the portal nodes log in to (host[:port])")
 	}
 	parseNaming(r, "iscsi", &s)
+	if parseHostAccess(r, "iscsi") {
+		s.hostAccess = engine.IQN
+		s.tpgAttrs = closed(r, s.tpgAttrs, "generate_node_acls", t+".tpg.attributes", "iscsi", "initiator")
+	}
 	return s
+}
+
+// closed makes the attribute that opens a target to everyone 0: given as
+// anything else it contradicts hostAccess: allowList (a problem); left
+// out, it is added, so the target is closed whatever the host's defaults.
+func closed(r *config.Reader, attrs []config.KV, open, section, proto, who string) []config.KV {
+	for _, a := range attrs {
+		if a.Key == open {
+			if a.Value != "0" {
+				r.Add(section+"."+open, "is %s, which lets every %s in; %s.hostAccess: allowList needs 0 (or leave it out)", a.Value, who, proto)
+			}
+			return attrs
+		}
+	}
+	return append(attrs, config.KV{Key: open, Value: "0"})
+}
+
+// parseHostAccess reads <section>.hostAccess, switchyard's key for
+// closed targets: open (the default: every initiator, as democratic-csi)
+// or allowList (only the nodes ControllerPublishVolume granted).
+func parseHostAccess(r *config.Reader, section string) bool {
+	switch v := r.Str(section + ".hostAccess"); v {
+	case "", "open":
+		return false
+	case "allowList":
+		return true
+	default:
+		r.Add(section+".hostAccess", "must be open (every initiator; the default) or allowList (only the nodes a volume is published to), got %q", v)
+		return false
+	}
 }
 
 func parseNVMeoF(r *config.Reader) shareSettings {
@@ -190,6 +225,10 @@ func parseNVMeoF(r *config.Reader) shareSettings {
 		}
 	}
 	parseNaming(r, "nvmeof", &s)
+	if parseHostAccess(r, "nvmeof") {
+		s.hostAccess = engine.NQN
+		s.subsystemAttrs = closed(r, s.subsystemAttrs, "allow_any_host", t+".subsystem.attributes", "nvmeof", "host")
+	}
 	return s
 }
 

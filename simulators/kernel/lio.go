@@ -285,7 +285,7 @@ func (p *pass) targetPortals(t Target, dir string) error {
 // LUNs writable) without ACLs, and CHAP on the TPG for demo mode (the
 // ACLs carry their own).
 func (p *pass) targetAuth(t Target, dir string) error {
-	demo := len(t.InitiatorACLs) == 0
+	demo := len(t.InitiatorACLs) == 0 && !t.Closed
 	attrs := [][2]string{
 		{"authentication", boolAttr(t.CHAP != nil)},
 		{"generate_node_acls", boolAttr(demo)},

@@ -81,7 +81,13 @@ func TestISCSIACLsAndCHAP(t *testing.T) {
 	tg.InitiatorACLs = []string{initB}
 	apply(t, r, "sim", State{ISCSI: []Target{tg}})
 	hasLines(t, "one ACL", h.Tree(), []string{"d " + tpg + "/acls/" + initB}, []string{"d " + tpg + "/acls/" + initA})
-	tg.InitiatorACLs, tg.CHAP = nil, nil
+	// Closed with no initiator left (a volume published to no node):
+	// no ACL and no demo mode, so nobody gets in.
+	tg.InitiatorACLs, tg.Closed = nil, true
+	apply(t, r, "sim", State{ISCSI: []Target{tg}})
+	hasLines(t, "closed, no ACLs", h.Tree(), []string{"a " + tpg + "/attrib/generate_node_acls = 0", "a " + tpg + "/attrib/cache_dynamic_acls = 0"},
+		[]string{"d " + tpg + "/acls/" + initB})
+	tg.InitiatorACLs, tg.CHAP, tg.Closed = nil, nil, false
 	apply(t, r, "sim", State{ISCSI: []Target{tg}})
 	tree := h.Tree()
 	hasLines(t, "demo mode", tree, []string{"a " + tpg + "/attrib/authentication = 0", "a " + tpg + "/attrib/generate_node_acls = 1"},

@@ -62,8 +62,12 @@ type Target struct {
 	// MutualUser is set).
 	CHAP *CHAP
 	// InitiatorACLs are the initiator IQNs let in; empty lets every
-	// initiator in (generate_node_acls, LIO's demo mode).
+	// initiator in (generate_node_acls, LIO's demo mode) unless Closed.
 	InitiatorACLs []string
+	// Closed: only InitiatorACLs are let in, even when there is none yet
+	// (a target made with generate_node_acls=0 whose volume is published
+	// to no node admits no initiator).
+	Closed bool
 }
 
 // LUN maps a file or block device to a logical unit number.

@@ -125,6 +125,7 @@ func (s *Server) kernelState() (kernel.State, []string) {
 			kt.Portals = append(kt.Portals, kernel.Portal{Addr: pt.IP, Port: pt.Port})
 		}
 		if g.Attributes["generate_node_acls"] != "1" {
+			kt.Closed = true // LIO without demo mode admits the ACLs only, none when there are none
 			for _, acl := range g.NodeACLs {
 				kt.InitiatorACLs = append(kt.InitiatorACLs, acl.WWN)
 			}

@@ -175,3 +175,42 @@ func TestSMBShareName(t *testing.T) {
 		t.Errorf("smbShareName = %q", got)
 	}
 }
+
+// TestKernelClosedTargets: targets made closed (generate_node_acls=0,
+// allow_any_host=0) reach configfs closed, with exactly the initiators
+// their ACLs and allowed_hosts name, and none while they name none.
+func TestKernelClosedTargets(t *testing.T) {
+	e, kh, _ := kernelEnv(t)
+	mustRun(t, e, "zfs create -p -V 64M tank/k8s/pvc-1 && zfs create -V 32M tank/k8s/pvc-2")
+	closedISCSI := strings.Replace(iscsiCreateScript("pvc-2", "tank/k8s/pvc-2"), "generate_node_acls=1", "generate_node_acls=0", 1)
+	closedNVMe := strings.Replace(nvmeCreateScript("pvc-1", "tank/k8s/pvc-1"), "allow_any_host=1", "allow_any_host=0", 1)
+	mustRun(t, e, dcsiCommand(closedNVMe, "nvmetcli", false))
+	mustRun(t, e, dcsiCommand(closedISCSI, "targetcli", false))
+	nqn, iqn := nqnBase+":pvc-1", iqnBase+":pvc-2"
+	tpg := "target/iscsi/" + iqn + "/tpgt_1"
+	const ini, host = "iqn.1993-08.org.debian:01:node-a", "nqn.2014-08.org.nvmexpress:uuid:5a4e17e5-0000-4000-8000-00000000000a"
+	has := func(step string, want, not []string) {
+		t.Helper()
+		tree := kh.Tree()
+		for _, w := range want {
+			if !slices.Contains(tree, w) {
+				t.Errorf("%s: configfs lacks %q:\n  %s", step, w, strings.Join(tree, "\n  "))
+			}
+		}
+		for _, w := range not {
+			if slices.Contains(tree, w) {
+				t.Errorf("%s: configfs has %q", step, w)
+			}
+		}
+	}
+	has("no grants", []string{"a nvmet/subsystems/" + nqn + "/attr_allow_any_host = 0", "a " + tpg + "/attrib/generate_node_acls = 0"},
+		[]string{"d " + tpg + "/acls/" + ini, "l nvmet/subsystems/" + nqn + "/allowed_hosts/" + host + " -> nvmet/hosts/" + host})
+	mustRun(t, e, dcsiCommand("/iscsi/"+iqn+"/tpg1/acls create wwn="+ini+" add_mapped_luns=true\n", "targetcli", false))
+	mustRun(t, e, dcsiCommand("/hosts create "+host+"\n/subsystems/"+nqn+"/allowed_hosts create "+host+"\n", "nvmetcli", false))
+	has("granted", []string{"a " + tpg + "/attrib/generate_node_acls = 0", "l " + tpg + "/acls/" + ini + "/lun_0/lun -> " + tpg + "/lun/lun_0",
+		"l nvmet/subsystems/" + nqn + "/allowed_hosts/" + host + " -> nvmet/hosts/" + host, "a nvmet/subsystems/" + nqn + "/attr_allow_any_host = 0"}, nil)
+	mustRun(t, e, dcsiCommand("/iscsi/"+iqn+"/tpg1/acls delete "+ini+"\n", "targetcli", false))
+	mustRun(t, e, dcsiCommand("/subsystems/"+nqn+"/allowed_hosts delete "+host+"\n", "nvmetcli", false))
+	has("revoked", []string{"a " + tpg + "/attrib/generate_node_acls = 0", "a nvmet/subsystems/" + nqn + "/attr_allow_any_host = 0"},
+		[]string{"d " + tpg + "/acls/" + ini, "l nvmet/subsystems/" + nqn + "/allowed_hosts/" + host + " -> nvmet/hosts/" + host})
+}

@@ -48,6 +48,9 @@ type Engine struct {
 	share   Sharer
 	plat    Platform
 	log     *slog.Logger
+	// parseNodeID reads node ids (the front end's proxy.nodeId settings),
+	// for the initiator names of ControllerPublishVolume; nil: opaque.
+	parseNodeID func(string) (backend.NodeIdentity, error)
 }
 
 var _ backend.Driver = (*Engine)(nil)
@@ -71,7 +74,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	p := opts.Platform
 	return &Engine{cfg: s, fsTypes: fsTypes, zfs: p.Datasets(), share: p.Sharer(), plat: p,
-		log: Logger(opts.Options, opts.Driver)}, nil
+		log: Logger(opts.Options, opts.Driver), parseNodeID: opts.ParseNodeID}, nil
 }
 
 // Logger is opts.Logger (or the default) labelled with the driver and the
@@ -96,7 +99,9 @@ func (e *Engine) permissions() Permissions {
 	return Permissions{Mode: e.cfg.permMode, User: e.cfg.permUser, Group: e.cfg.permGroup, ACLs: e.cfg.acls, ACLBinary: e.cfg.aclBinary}
 }
 
-// ControllerGetCapabilities lists what this backend implements.
+// ControllerGetCapabilities lists what this backend implements:
+// PUBLISH_UNPUBLISH_VOLUME only when its targets admit granted hosts only
+// (HostAccess).
 func (e *Engine) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
 	rpcs := []csi.ControllerServiceCapability_RPC_Type{
 		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
@@ -109,6 +114,9 @@ func (e *Engine) ControllerGetCapabilities(context.Context, *csi.ControllerGetCa
 		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
 		csi.ControllerServiceCapability_RPC_GET_VOLUME,
 		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+	}
+	if h, _ := e.hostAccess(); h != nil {
+		rpcs = append(rpcs, csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME)
 	}
 	return backend.Capabilities(rpcs...), nil
 }
