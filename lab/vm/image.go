@@ -3,7 +3,6 @@ package vm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/switchyard-csi/switchyard/lab/mounts"
 )
 
 // DefaultImageSize is the size of the root filesystem image. The file is
@@ -287,74 +288,15 @@ func removeBuildDir(dir string) error {
 // unmountUnder detaches every mount at or below dir, deepest first, and
 // fails if any stays.
 func unmountUnder(dir string) error {
-	mounts, err := mountsUnder(dir)
+	points, err := mounts.Under(dir)
 	if err != nil {
 		return err
 	}
-	for i := len(mounts) - 1; i >= 0; i-- {
-		_ = syscall.Unmount(mounts[i], syscall.MNT_DETACH)
+	for i := len(points) - 1; i >= 0; i-- {
+		_ = syscall.Unmount(points[i], syscall.MNT_DETACH)
 	}
-	if left, _ := mountsUnder(dir); len(left) > 0 {
+	if left, _ := mounts.Under(dir); len(left) > 0 {
 		return fmt.Errorf("cannot unmount %s; not removing %s", strings.Join(left, ", "), dir)
 	}
 	return nil
-}
-
-// mountsUnder lists the mount points at or below dir from mountinfo, in
-// mount order.
-func mountsUnder(dir string) ([]string, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := unescapeMountPath(f[4])
-		if mp == abs || strings.HasPrefix(mp, abs+"/") {
-			out = append(out, mp)
-		}
-	}
-	return out, nil
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v byte
-			ok := true
-			for _, c := range []byte(s[i+1 : i+4]) {
-				if c < '0' || c > '7' {
-					ok = false
-					break
-				}
-				v = v*8 + (c - '0')
-			}
-			if ok {
-				b.WriteByte(v)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
