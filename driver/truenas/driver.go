@@ -50,15 +50,6 @@ func init() {
 	}
 }
 
-func kindOf(driver string) (kind, bool) {
-	for _, k := range kinds {
-		if k.name == driver || k.alias == driver {
-			return k, true
-		}
-	}
-	return kind{}, false
-}
-
 // parse reads and checks every key the driver uses.
 func parse(k kind, cfg config.Tree) (api.Config, shareSettings, []config.Problem) {
 	r := config.NewReader(cfg)

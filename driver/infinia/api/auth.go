@@ -146,8 +146,3 @@ func tokenLifetime(tok string) time.Duration {
 	}
 	return time.Duration((claims.Exp - claims.Iat) * float64(time.Second))
 }
-
-// IsAuth reports a failure to log in or a token the server keeps refusing.
-func IsAuth(err error) bool {
-	return StatusCode(err) == http.StatusUnauthorized
-}
