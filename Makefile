@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-# Tiers this machine must run (see DESIGN.md); CI sets it, see .ci/run.
+# Tiers this machine must run (docs/quickstart.md); CI sets it, see .ci/run.
 LAB_REQUIRE ?=
 export LAB_REQUIRE
 

@@ -47,7 +47,8 @@ func Names() []string {
 }
 
 // ProxyIncompatible names the democratic-csi driver types that cannot sit
-// behind the proxy, with the reason (reference/proxy.md).
+// behind the proxy, with the reason (docs/proxy.md, "Driver types that
+// cannot be connections").
 var ProxyIncompatible = map[string]string{
 	"proxy":                      "a proxy cannot route to another proxy",
 	"objectivefs":                "its NodeStageVolume needs the driver config, which node calls never see",

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// volume_context keys read by the attachers (democratic-csi compatible;
-// reference/node-attach.md).
+// volume_context keys read by the attachers: democratic-csi's, so volumes it
+// made attach unchanged (docs/migrating-from-democratic-csi.md).
 const (
 	KeyServer     = "server"     // nfs, smb, lustre
 	KeyShare      = "share"      // nfs, smb, lustre

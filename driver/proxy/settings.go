@@ -25,7 +25,7 @@ type Settings struct {
 	Topology          TopologySettings
 }
 
-// NodeIDSettings choose the parts of node_id (reference/proxy.md).
+// NodeIDSettings choose the parts of node_id (docs/proxy.md, "Node id").
 type NodeIDSettings struct {
 	NodeName, Hostname, IQN, NQN bool
 	IQNPrefixes, NQNPrefixes     []IDPrefix
