@@ -145,10 +145,9 @@ func Run(ctx context.Context, o Options) (err error) {
 
 // walk prints the steps and remembers what to clean up.
 type walk struct {
-	out     io.Writer
-	dir     string
-	mounted []string
-	kernel  bool // in the storage VM: attaches are real
+	out    io.Writer
+	dir    string
+	kernel bool // in the storage VM: attaches are real
 }
 
 func (w *walk) say(format string, a ...any) { fmt.Fprintf(w.out, "   "+format+"\n", a...) }

@@ -154,22 +154,17 @@ func EnsureImage(ctx context.Context, o ImageOptions) (*Image, error) {
 	}
 	fmt.Fprintf(plan.Log, "vm: building image %s (kernel %s, mirror %s) in %s\n", key, in.Kernel, o.Mirror, tmp)
 	if err := o.build(ctx, plan); err != nil {
-		if rmErr := removeBuildDir(tmp); rmErr != nil {
-			err = fmt.Errorf("%w (and cleaning up: %v)", err, rmErr)
-		}
-		return nil, fmt.Errorf("vm image build failed: %w", err)
+		return nil, fmt.Errorf("vm image build failed: %w", cleanUpAfter(err, tmp))
 	}
 	took := time.Since(start)
 	m := manifest{Key: key, KernelVersion: in.Kernel, Packages: in.Packages, Mirror: o.Mirror,
 		BuildSeconds: took.Seconds(), Builder: BuilderVersion}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(tmp, manifestFile), append(b, '\n'), 0o644); err != nil {
-		removeBuildDir(tmp)
-		return nil, fmt.Errorf("vm image: %w", err)
+		return nil, fmt.Errorf("vm image: %w", cleanUpAfter(err, tmp))
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		removeBuildDir(tmp)
-		return nil, fmt.Errorf("vm image: %w", err)
+		return nil, fmt.Errorf("vm image: %w", cleanUpAfter(err, tmp))
 	}
 	img, err := loadImage(dir)
 	if err != nil {
@@ -273,6 +268,15 @@ func removeStaleBuilds(cacheDir string) error {
 		}
 	}
 	return nil
+}
+
+// cleanUpAfter removes the build directory tmp after err, adding a failure
+// to remove it to err.
+func cleanUpAfter(err error, tmp string) error {
+	if rmErr := removeBuildDir(tmp); rmErr != nil {
+		return fmt.Errorf("%w (and cleaning up: %v)", err, rmErr)
+	}
+	return err
 }
 
 // removeBuildDir deletes a build directory after unmounting what a killed
