@@ -5,11 +5,11 @@ GO ?= go
 BIN := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-# Tiers this machine must run (see DESIGN.md); CI sets it, see .ci/run.
+# Tiers this machine must run (docs/quickstart.md); CI sets it, see .ci/run.
 LAB_REQUIRE ?=
 export LAB_REQUIRE
 
-.PHONY: help build deps test unit cover sanity lint demo demo-vm bench fuzz clean
+.PHONY: help build deps test unit cover sanity sanity-report lint demo demo-vm bench fuzz clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -21,6 +21,7 @@ demo: build ## the main job: switchyard in proxy mode, a volume's whole life on 
 	$(BIN)/switchyard-lab demo
 
 demo-vm: build deps ## the demo inside the storage VM (QEMU): the same tours, then a real NFS mount and NVMe/TCP connect (~2 min)
+	@mkdir -p $(BIN)/static
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/static/ ./cmd/...
 	$(BIN)/switchyard-lab demo --vm --static-dir $(BIN)/static
 
@@ -29,6 +30,7 @@ deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), QEM
 	@scripts/ensure-vm.sh || case ",$$LAB_REQUIRE," in *,vm,*|*,all,*) exit 1;; *) echo "deps: the vm tier will skip (LAB_REQUIRE does not ask for it)";; esac
 
 test: deps lint build ## every test tier this machine can run (unit, sanity with real mounts and fidelity against zfs-fuse as root)
+	@mkdir -p $(BIN)
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt SANITY_VM_REPORT=$(CURDIR)/$(BIN)/sanity-vm-report.txt $(GO) test -count=1 -timeout 60m ./...
 	@$(MAKE) --no-print-directory sanity-report
 
@@ -48,6 +50,7 @@ cover: ## unit-tier tests with coverage: a table per package, lowest first, back
 	@scripts/cover.sh $(PKGS)
 
 sanity: ## csi-sanity against every backend, direct and through the proxy; prints counts per configuration
+	@mkdir -p $(BIN)  # the report goes to bin/, which a fresh clone has not got
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt $(GO) test -count=1 ./sanity/
 	@$(MAKE) --no-print-directory sanity-report
 
@@ -55,9 +58,11 @@ sanity-report:
 	@if [ -f $(BIN)/sanity-report.txt ]; then cat $(BIN)/sanity-report.txt; fi
 	@if [ -f $(BIN)/sanity-vm-report.txt ]; then echo; echo "in the storage VM (node specs with real kernel targets):"; cat $(BIN)/sanity-vm-report.txt; fi
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and golangci-lint (the pinned v2, installed into bin/tools on first use)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@GO=$(GO) scripts/ensure-golangci-lint.sh >/dev/null
+	$(BIN)/tools/golangci-lint run ./...
 
 bench: build ## benchmarks: proxy overhead, backends' create/delete, Infinia lifecycle, start-up and memory; stage+publish in the VM
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/...

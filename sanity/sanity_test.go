@@ -234,6 +234,7 @@ var _ = ReportAfterSuite("counts", func(r Report) {
 	}
 	fmt.Fprint(os.Stdout, b.String())
 	if path := os.Getenv("SANITY_REPORT"); path != "" {
+		Expect(os.MkdirAll(filepath.Dir(path), 0o755)).To(Succeed())
 		Expect(os.WriteFile(path, []byte(b.String()), 0o644)).To(Succeed())
 		// Every skipped spec, one by one, with its reason.
 		Expect(os.WriteFile(path+".skips", []byte(skips.String()), 0o644)).To(Succeed())

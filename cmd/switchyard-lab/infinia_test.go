@@ -98,7 +98,7 @@ func TestInfiniaCmdServes(t *testing.T) {
 		t.Fatalf("%s holds no certificate", caFile)
 	}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
-	req, _ := http.NewRequest("GET", m[1]+"/redapi/v1/auth_user", nil)
+	req, _ := http.NewRequest(http.MethodGet, m[1]+"/redapi/v1/auth_user", nil)
 	req.Header.Set("user_id", "csiAccount")
 	req.Header.Set("password", "switchyard-lab")
 	req.Header.Set("level", "clu1/red")
@@ -112,7 +112,7 @@ func TestInfiniaCmdServes(t *testing.T) {
 	}
 	err = json.NewDecoder(resp.Body).Decode(&env)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || strings.Count(env.Data.Token, ".") != 2 {
+	if err != nil || resp.StatusCode != http.StatusOK || strings.Count(env.Data.Token, ".") != 2 {
 		t.Fatalf("login: %d %+v %v", resp.StatusCode, env, err)
 	}
 	hc.CloseIdleConnections()

@@ -81,7 +81,7 @@ func TestTruenasCmdServes(t *testing.T) {
 	if !strings.Contains(stdout.String(), "TLS certificate (PEM) written to ") || !strings.Contains(stdout.String(), "root / secret") {
 		t.Errorf("output %q", stdout.String())
 	}
-	req, _ := http.NewRequest("GET", url+"/system/version", nil)
+	req, _ := http.NewRequest(http.MethodGet, url+"/system/version", nil)
 	req.SetBasicAuth("root", "secret")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

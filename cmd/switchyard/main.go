@@ -16,8 +16,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -96,7 +98,7 @@ func serve(args []string, stderr io.Writer) int {
 		if *address == "" || *port == 0 {
 			return fail("--server-address and --server-port go together")
 		}
-		endpoint = fmt.Sprintf("tcp://%s:%d", *address, *port)
+		endpoint = "tcp://" + net.JoinHostPort(*address, strconv.Itoa(*port))
 	}
 	if endpoint == "" {
 		return fail("give --server-socket or --server-address with --server-port")

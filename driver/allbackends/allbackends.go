@@ -12,8 +12,9 @@
 package allbackends
 
 import (
-	_ "github.com/switchyard-csi/switchyard/driver/infinia"
-	_ "github.com/switchyard-csi/switchyard/driver/localhostpath"
-	_ "github.com/switchyard-csi/switchyard/driver/truenas"
-	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"
+	// Each backend registers its driver type in its init.
+	_ "github.com/switchyard-csi/switchyard/driver/infinia"       // infinia-nvmeof
+	_ "github.com/switchyard-csi/switchyard/driver/localhostpath" // local-hostpath
+	_ "github.com/switchyard-csi/switchyard/driver/truenas"       // freenas-*, truenas-*
+	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"    // zfs-generic-*
 )

@@ -95,8 +95,8 @@ func New(o Options) (*Plugin, error) {
 
 func (o Options) serves(mode string) bool { return slices.Contains(o.Modes, mode) }
 
-// defaultCaps is the one capability set the proxy advertises for every
-// connection (reference/proxy.md).
+// proxyCaps is the one capability set the proxy advertises for every
+// connection (docs/proxy.md, "Capabilities").
 func proxyCaps() csisrv.CapabilitySet {
 	return csisrv.CapabilitySet{
 		PluginServices: []string{"CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS"},

@@ -18,7 +18,7 @@ import (
 // INVALID_ARGUMENT (or a default, for GetCapacity).
 //
 // Node calls never reach a Driver: the node service picks an attacher from
-// the volume_context alone (DESIGN.md contract 4).
+// the volume_context alone (docs/proxy.md, "Calls").
 type Driver interface {
 	csi.ControllerServer
 	// Close releases connections (SSH sessions, HTTP keep-alives). It is

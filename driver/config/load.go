@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -110,7 +111,10 @@ func LoadMain(path string) (Tree, error) {
 		return nil, Problem{File: path, Msg: err.Error()}
 	}
 	if err := ExpandEnv(t, os.LookupEnv); err != nil {
-		p := err.(Problem)
+		var p Problem
+		if !errors.As(err, &p) {
+			p = Problem{Msg: err.Error()}
+		}
 		p.File = path
 		return nil, p
 	}

@@ -41,10 +41,3 @@ func (i *Identity) Probe(context.Context, *csipb.ProbeRequest) (*csipb.ProbeResp
 func ServiceCapability(t csipb.PluginCapability_Service_Type) *csipb.PluginCapability {
 	return &csipb.PluginCapability{Type: &csipb.PluginCapability_Service_{Service: &csipb.PluginCapability_Service{Type: t}}}
 }
-
-// OnlineExpansion is the plugin capability for online volume expansion.
-func OnlineExpansion() *csipb.PluginCapability {
-	return &csipb.PluginCapability{Type: &csipb.PluginCapability_VolumeExpansion_{
-		VolumeExpansion: &csipb.PluginCapability_VolumeExpansion{Type: csipb.PluginCapability_VolumeExpansion_ONLINE},
-	}}
-}

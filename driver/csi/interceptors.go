@@ -47,7 +47,19 @@ func statusOnly(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc
 	return nil, status.Error(codes.Internal, err.Error())
 }
 
-// locker serialises calls that act on the same volume, name or snapshot.
+// locker serialises calls that act on the same volume, name or snapshot;
+// calls on other keys proceed in parallel. A waiter gives up with ABORTED
+// when its call's context ends (the CO retries).
+//
+// This is the only per-volume lock layer, for controller and node calls
+// alike (the node service used to lock each volume a second time). It is
+// here rather than in the services because every call reaches a service
+// through this server (driver/assembly serves the node service only via
+// csi.Server), so one layer covers every RPC with one key scheme (lockKeys)
+// and one ABORTED rule; a second layer only doubled the waiting and left two
+// places to keep in agreement. Locks a service needs beyond one call's own
+// keys stay in the service: the node host's per-target locks, which volumes
+// sharing one iSCSI or NVMe-oF target take.
 func locker(locks *keylock.Set) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		keys := lockKeys(req)

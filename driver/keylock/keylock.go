@@ -1,6 +1,7 @@
 // Package keylock serialises work on string keys (volume ids, names,
 // snapshot ids): callers on one key run one at a time, callers on different
-// keys in parallel. The gRPC server, the node service and backends share it.
+// keys in parallel. The gRPC server (per-call keys), the node host (shared
+// targets) and backends share it.
 package keylock
 
 import (

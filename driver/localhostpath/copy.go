@@ -94,7 +94,7 @@ func (c *copier) copyEntry(src, dst, rel string, fi fs.FileInfo) error {
 		}
 		return c.setAttrs(dst, st, fi, true)
 	default: // FIFO, socket, character or block device
-		if err := unix.Mknod(dst, uint32(st.Mode), int(st.Rdev)); err != nil {
+		if err := unix.Mknod(dst, uint32(st.Mode), int(st.Rdev)); err != nil { //nolint:unconvert // Stat_t/Statfs_t field types differ between architectures
 			return fmt.Errorf("creating special file %s: %w", dst, err)
 		}
 		return c.setAttrs(dst, st, fi, false)
@@ -130,7 +130,7 @@ func (c *copier) setAttrs(dst string, st *syscall.Stat_t, fi fs.FileInfo, symlin
 		}
 	}
 	if !symlink { // a symlink's own mode is meaningless on Linux
-		if err := unix.Chmod(dst, uint32(st.Mode)&0o7777); err != nil {
+		if err := unix.Chmod(dst, uint32(st.Mode)&0o7777); err != nil { //nolint:unconvert // Stat_t/Statfs_t field types differ between architectures
 			return &fs.PathError{Op: "chmod", Path: dst, Err: err}
 		}
 	}
@@ -166,13 +166,13 @@ func diskUsage(ctx context.Context, root string) (int64, error) {
 			return nil
 		}
 		if !fi.IsDir() && st.Nlink > 1 {
-			k := inode{uint64(st.Dev), uint64(st.Ino)}
+			k := inode{uint64(st.Dev), uint64(st.Ino)} //nolint:unconvert // Stat_t/Statfs_t field types differ between architectures
 			if seen[k] {
 				return nil
 			}
 			seen[k] = true
 		}
-		total += int64(st.Blocks) * 512
+		total += int64(st.Blocks) * 512 //nolint:unconvert // Stat_t/Statfs_t field types differ between architectures
 		return nil
 	})
 	return total, err
@@ -186,11 +186,18 @@ func removeTree(path string) error {
 	if err == nil || !errors.Is(err, fs.ErrPermission) {
 		return err
 	}
-	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+	// Through an os.Root: a pod that swaps a directory for a symbolic link
+	// mid-walk cannot make the chmod land outside the volume.
+	root, rerr := os.OpenRoot(path)
+	if rerr != nil {
+		return err
+	}
+	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
+			_ = root.Chmod(p, 0o700)
 		}
 		return nil
 	})
+	root.Close()
 	return os.RemoveAll(path)
 }

@@ -32,13 +32,13 @@ func parseToken(call, token string) (string, error) {
 	return name, nil
 }
 
-// paginate returns the page of sorted names starting at start, at most max
+// paginate returns the page of sorted names starting at start, at most limit
 // long (0: all), and the token of the next page ("" at the end).
-func paginate(names []string, start string, max int32) (page []string, next string) {
+func paginate(names []string, start string, limit int32) (page []string, next string) {
 	i := sort.SearchStrings(names, start)
 	end := len(names)
-	if max > 0 && end-i > int(max) {
-		end = i + int(max)
+	if limit > 0 && end-i > int(limit) {
+		end = i + int(limit)
 		next = tokenPrefix + names[end]
 	}
 	return names[i:end], next
@@ -64,9 +64,9 @@ func listDirs(parent string) ([]string, error) {
 	return names, nil
 }
 
-func checkMaxEntries(call string, max int32) error {
-	if max < 0 {
-		return status.Errorf(codes.InvalidArgument, "%s: max_entries must not be negative, got %d", call, max)
+func checkMaxEntries(call string, limit int32) error {
+	if limit < 0 {
+		return status.Errorf(codes.InvalidArgument, "%s: max_entries must not be negative, got %d", call, limit)
 	}
 	return nil
 }

@@ -319,7 +319,7 @@ func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	if err := unix.Statfs(d.store.base, &st); err != nil {
 		return nil, fsError("statfs "+d.store.base, &fs.PathError{Op: "statfs", Path: d.store.base, Err: err})
 	}
-	avail := uint64(st.Bavail) * uint64(st.Bsize)
+	avail := uint64(st.Bavail) * uint64(st.Bsize) //nolint:unconvert // Stat_t/Statfs_t field types differ between architectures
 	if avail > math.MaxInt64 {
 		avail = math.MaxInt64
 	}

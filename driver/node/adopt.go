@@ -20,7 +20,7 @@ func (s *Service) adoptStaged(id, staging string, capability *csi.VolumeCapabili
 	}
 	mounted, err := isMountPoint(s.host.Mounter, staging)
 	if err != nil || !mounted {
-		return nil, nil
+		return nil, nil //nolint:nilerr // nothing to adopt: the caller answers as for an unstaged volume
 	}
 	a, err := s.attacherFor(id, vc)
 	if err != nil {

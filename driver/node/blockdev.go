@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,11 +26,11 @@ const partitioned = "unknown data, probably partitions"
 // block it is bound onto <staging>/block_device; for access type mount it
 // is formatted when blank (never otherwise), mounted on the staging path,
 // and its filesystem grown to the device.
-func stageDevice(ctx context.Context, h *Host, v *Volume, dev string) error {
+func stageDevice(h *Host, v *Volume, dev string) error {
 	if v.IsBlock() {
 		return bindDevice(h, v, dev)
 	}
-	return mountDevice(ctx, h, v, dev)
+	return mountDevice(h, v, dev)
 }
 
 func bindDevice(h *Host, v *Volume, dev string) error {
@@ -57,7 +56,7 @@ func bindDevice(h *Host, v *Volume, dev string) error {
 	return nil
 }
 
-func mountDevice(ctx context.Context, h *Host, v *Volume, dev string) error {
+func mountDevice(h *Host, v *Volume, dev string) error {
 	staging := v.StagingPath
 	mounted, err := isMountPoint(h.Mounter, staging)
 	if err != nil {

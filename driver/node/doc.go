@@ -1,12 +1,14 @@
 // Package node is the CSI node service shared by every backend and by the
 // proxy. Node calls use only the request (volume_context, secrets, paths),
-// never a driver config file (DESIGN.md contract 4).
+// never a driver config file: the node plugin does not mount the connections
+// folder (docs/proxy.md, "Calls").
 //
 // The Service owns what is the same for every kind of volume: argument
-// validation, per-volume serialisation, the per-volume records kept in the
-// state directory, idempotency and access-mode rules, publishing (a bind
-// mount from the staging path to the target path), unmounting, stats and
-// expansion dispatch. An Attacher, chosen by volume_context
+// validation, the per-volume records kept in the state directory,
+// idempotency and access-mode rules, publishing (a bind mount from the
+// staging path to the target path), unmounting, stats and expansion
+// dispatch. Calls on one volume come one at a time: csi.Server holds the
+// volume's lock around each call. An Attacher, chosen by volume_context
 // "node_attach_driver" (or, for a static PV without it, by publish_context),
 // only makes the volume appear at the staging path and releases it again;
 // it reads its keys through driver/volumecontext, the contract the

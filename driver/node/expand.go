@@ -44,12 +44,6 @@ func (s *Service) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolum
 		}
 	}
 
-	unlock, err := s.locks.lock(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-
 	rec, err := s.loadRecord(id)
 	if err != nil {
 		return nil, err

@@ -145,7 +145,7 @@ func (a ISCSI) Stage(ctx context.Context, h *Host, v *Volume) error {
 	if err != nil {
 		return err
 	}
-	return stageDevice(ctx, h, v, dev)
+	return stageDevice(h, v, dev)
 }
 
 func (ISCSI) resolve(ctx context.Context, h *Host, t iscsiTarget) ([]string, error) {

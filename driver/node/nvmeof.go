@@ -83,7 +83,7 @@ func (a NVMeoF) Stage(ctx context.Context, h *Host, v *Volume) error {
 	if err != nil {
 		return err
 	}
-	return stageDevice(ctx, h, v, dev)
+	return stageDevice(h, v, dev)
 }
 
 func (a NVMeoF) attach(ctx context.Context, h *Host, v *Volume, nv nvmeVolume) (string, error) {

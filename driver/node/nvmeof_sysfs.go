@@ -68,14 +68,6 @@ func (h *Host) nvmeController(name string) nvmeCtrl {
 	return c
 }
 
-// serves reports whether the controller is a path over transport t.
-func (c nvmeCtrl) serves(t nvmeTransport) bool {
-	if c.transport != t.typ || !strings.EqualFold(strings.Trim(c.addr["traddr"], "[]"), t.addr) {
-		return false
-	}
-	return t.port == "" || c.addr["trsvcid"] == t.port
-}
-
 // liveControllers are the subsystem's controllers in state "live".
 func (h *Host) liveControllers(s *nvmeSubsystem) []nvmeCtrl {
 	var out []nvmeCtrl

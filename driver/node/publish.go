@@ -45,12 +45,6 @@ func (s *Service) NodePublishVolume(ctx context.Context, req *csi.NodePublishVol
 		}
 	}
 
-	unlock, err := s.locks.lock(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-
 	rec, err := s.loadRecord(id)
 	if err != nil {
 		return nil, err
@@ -221,12 +215,6 @@ func (s *Service) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublis
 	if err != nil {
 		return nil, err
 	}
-
-	unlock, err := s.locks.lock(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 
 	if err := s.unmountAll(ctx, tgt); err != nil {
 		return nil, status.Errorf(codes.Internal, "volume %s: %v", id, err)

@@ -26,7 +26,7 @@ type loopAttacher struct{}
 func (loopAttacher) Name() string             { return "loop" }
 func (loopAttacher) Validate(v *Volume) error { return validateBlockVolume(v) }
 func (loopAttacher) Stage(ctx context.Context, h *Host, v *Volume) error {
-	return stageDevice(ctx, h, v, v.Context["device"])
+	return stageDevice(h, v, v.Context["device"])
 }
 func (loopAttacher) Unstage(context.Context, *Host, *Volume) error { return nil }
 func (loopAttacher) Expand(ctx context.Context, h *Host, v *Volume, p string, required int64) (int64, error) {

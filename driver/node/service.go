@@ -75,13 +75,14 @@ func BuiltinAttachers() []Attacher {
 	return []Attacher{HostPath{}, NFS{}, SMB{}, Lustre{}, ISCSI{}, NVMeoF{}, ZFSLocal{}}
 }
 
-// Service is the CSI node service. It is safe for concurrent use.
+// Service is the CSI node service. It is safe for concurrent use on
+// different volumes; calls on one volume must come one at a time, which
+// csi.Server's per-volume lock (driver/csi/interceptors.go) guarantees.
 type Service struct {
 	csi.UnimplementedNodeServer
 
 	host      *Host
 	store     *store
-	locks     *volumeLocks
 	attachers map[string]Attacher
 	names     []string // sorted attacher names, for error messages
 	nodeInfo  func(context.Context) (*csi.NodeGetInfoResponse, error)
@@ -129,7 +130,6 @@ func NewService(opts Options) (*Service, error) {
 	s := &Service{
 		host:      newHost(ex, mounter, log),
 		store:     st,
-		locks:     newVolumeLocks(),
 		attachers: map[string]Attacher{},
 		nodeInfo:  opts.NodeInfo,
 		caps:      caps,

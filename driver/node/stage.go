@@ -46,12 +46,6 @@ func (s *Service) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeR
 		return nil, err
 	}
 
-	unlock, err := s.locks.lock(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-
 	old, err := s.loadRecord(id)
 	if err != nil {
 		return nil, err
@@ -134,12 +128,6 @@ func (s *Service) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVol
 	if err != nil {
 		return nil, err
 	}
-
-	unlock, err := s.locks.lock(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 
 	rec, err := s.loadRecord(id)
 	if err != nil {

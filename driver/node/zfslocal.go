@@ -81,7 +81,7 @@ func (ZFSLocal) Stage(ctx context.Context, h *Host, v *Volume) error {
 		if err != nil {
 			return fmt.Errorf("zvol %s: %w", name, err)
 		}
-		return stageDevice(ctx, h, v, dev)
+		return stageDevice(h, v, dev)
 	case "filesystem":
 		if v.IsBlock() {
 			return status.Errorf(codes.InvalidArgument, "volume %s: %s is a ZFS dataset (a filesystem); access type block needs a zvol", v.ID, name)

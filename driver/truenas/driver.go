@@ -67,15 +67,6 @@ func init() {
 	}
 }
 
-func kindOf(driver string) (kind, bool) {
-	for _, k := range kinds {
-		if k.name == driver || k.alias == driver {
-			return k, true
-		}
-	}
-	return kind{}, false
-}
-
 // parse reads and checks every key the driver uses: httpConnection, the
 // protocol section, the keys every ZFS backend shares and, for the SSH
 // drivers, sshConnection and zfs.cli.

@@ -5,7 +5,7 @@
 package volumeid
 
 import (
-	"crypto/md5"
+	"crypto/md5" //nolint:gosec // G501: an id hash compatible with democratic-csi, not a security measure
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
@@ -25,14 +25,14 @@ func ParseStrategy(s string) (string, error) {
 	return "", fmt.Errorf("unknown id hash strategy %q: use %s (or leave it empty)", s, Strategies)
 }
 
-// Volume turns a CreateVolume name into a volume id of at most max bytes.
+// Volume turns a CreateVolume name into a volume id of at most limit bytes.
 //
 // Without a strategy the name must use democratic-csi's volume id alphabet
 // ([A-Za-z0-9_-], starting with a letter or digit) and is the id itself
 // when it fits; a longer name is shortened (see Shorten). With a strategy
 // the id is the hash of the name exactly as democratic-csi computes it, and
 // any name is accepted.
-func Volume(name, strategy string, max int) (string, error) {
+func Volume(name, strategy string, limit int) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("name is required")
 	}
@@ -45,18 +45,18 @@ func Volume(name, strategy string, max int) (string, error) {
 	if !IsAlnum(name[0]) {
 		return "", fmt.Errorf("volume name %q must begin with a letter or digit", name)
 	}
-	return Shorten(name, max), nil
+	return Shorten(name, limit), nil
 }
 
-// Shorten returns name when it is at most max bytes, else its first
-// max-33 bytes, "-" and the 32 hex digits of its md5: distinct names stay
-// distinct and the readable start is kept. max must be at least 34.
-func Shorten(name string, max int) string {
-	if len(name) <= max {
+// Shorten returns name when it is at most limit bytes, else its first
+// limit-33 bytes, "-" and the 32 hex digits of its md5: distinct names stay
+// distinct and the readable start is kept. limit must be at least 34.
+func Shorten(name string, limit int) string {
+	if len(name) <= limit {
 		return name
 	}
-	sum := md5.Sum([]byte(name))
-	return name[:max-1-2*md5.Size] + "-" + hex.EncodeToString(sum[:])
+	sum := md5.Sum([]byte(name)) //nolint:gosec // G401: see the import
+	return name[:limit-1-2*md5.Size] + "-" + hex.EncodeToString(sum[:])
 }
 
 // Hash is democratic-csi's id hash: md5 gives 32 hex digits; crc8, crc16
@@ -65,7 +65,7 @@ func Shorten(name string, max int) string {
 func Hash(name, strategy string) (string, error) {
 	switch strategy {
 	case "md5":
-		sum := md5.Sum([]byte(name))
+		sum := md5.Sum([]byte(name)) //nolint:gosec // G401: see the import
 		return hex.EncodeToString(sum[:]), nil
 	case "crc8":
 		return strconv.FormatUint(uint64(CRC8(name)), 10), nil

@@ -45,15 +45,3 @@ func upper(c byte) byte {
 	}
 	return c
 }
-
-// AlignUp rounds size up to a multiple of block (zvol volsize must be a
-// multiple of volblocksize).
-func AlignUp(size, block int64) int64 {
-	if block <= 0 {
-		return size
-	}
-	if r := size % block; r != 0 {
-		return size + block - r
-	}
-	return size
-}

@@ -18,13 +18,3 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
-
-func TestAlignUp(t *testing.T) {
-	for _, c := range []struct{ size, block, want int64 }{
-		{1 << 30, 16384, 1 << 30}, {1, 16384, 16384}, {16385, 16384, 32768}, {100, 0, 100},
-	} {
-		if got := AlignUp(c.size, c.block); got != c.want {
-			t.Errorf("AlignUp(%d, %d) = %d, want %d", c.size, c.block, got, c.want)
-		}
-	}
-}

@@ -75,7 +75,7 @@ func (s *SSH) run(ctx context.Context, line string, opts RunOptions) (Output, er
 				return notRun, cancelledError(prefix+": waiting for the server to accept a session", false, err)
 			}
 			backoff = min(2*backoff, refusalBackoffMax)
-		case errors.Is(err, sshErrPTYRefused):
+		case errors.Is(err, errSSHPTYRefused):
 			return notRun, newExecutorError(ErrUnreachable, "%s: the server refused a pseudo-terminal", prefix)
 		default:
 			// The connection was dead before the command was sent, so
@@ -90,8 +90,8 @@ func (s *SSH) run(ctx context.Context, line string, opts RunOptions) (Output, er
 	}
 }
 
-// sshErrPTYRefused: the server answered the pty request with a no.
-var sshErrPTYRefused = errors.New("pty refused")
+// errSSHPTYRefused: the server answered the pty request with a no.
+var errSSHPTYRefused = errors.New("pty refused")
 
 // openSession opens a session and asks for a pty if wanted: everything up
 // to (not including) sending the command.
@@ -104,7 +104,7 @@ func (s *SSH) openSession(c *sshConn, opts RunOptions) (*ssh.Session, error) {
 		if err := sess.RequestPty(sshPTYTerm, sshPTYRows, sshPTYCols, ssh.TerminalModes{}); err != nil {
 			_ = sess.Close()
 			if err.Error() == "ssh: pty-req failed" { // the server answered no
-				return nil, sshErrPTYRefused
+				return nil, errSSHPTYRefused
 			}
 			return nil, err
 		}

@@ -4,8 +4,6 @@
 package demo
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
 	"github.com/switchyard-csi/switchyard/lab/infiniahost"
+	"github.com/switchyard-csi/switchyard/lab/mounts"
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
@@ -146,10 +145,9 @@ func Run(ctx context.Context, o Options) (err error) {
 
 // walk prints the steps and remembers what to clean up.
 type walk struct {
-	out     io.Writer
-	dir     string
-	mounted []string
-	kernel  bool // in the storage VM: attaches are real
+	out    io.Writer
+	dir    string
+	kernel bool // in the storage VM: attaches are real
 }
 
 func (w *walk) say(format string, a ...any) { fmt.Fprintf(w.out, "   "+format+"\n", a...) }
@@ -175,7 +173,11 @@ func (w *walk) step(call, args string, fn func() (string, error)) error {
 // cleanup removes the scratch folder, refusing to when anything is still
 // mounted below it (removing a mounted volume's files would destroy data).
 func (w *walk) cleanup() error {
-	if left := mountsUnder(w.dir); len(left) > 0 {
+	left, err := mounts.Under(w.dir)
+	if err != nil {
+		return fmt.Errorf("checking for mounts under %s: %w", w.dir, err)
+	}
+	if len(left) > 0 {
 		return fmt.Errorf("mounts left under %s: %s", w.dir, strings.Join(left, ", "))
 	}
 	if err := os.RemoveAll(w.dir); err != nil {
@@ -183,22 +185,6 @@ func (w *walk) cleanup() error {
 	}
 	fmt.Fprintf(w.out, "   removed %s: nothing is left behind\n", w.dir)
 	return nil
-}
-
-func mountsUnder(dir string) []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) > 4 && strings.HasPrefix(f[4], dir) {
-			out = append(out, f[4])
-		}
-	}
-	return out
 }
 
 func writeConfigs(dir, nqnFile string, extra map[string]string) (string, error) {

@@ -10,6 +10,7 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
+	"github.com/switchyard-csi/switchyard/lab/mounts"
 )
 
 // kernelTour runs only inside the storage VM (Options.Kernel): the
@@ -115,26 +116,18 @@ func (w *walk) realAttach(ctx context.Context, c *csiclient.Client, req *csipb.C
 // mountSource describes what is mounted at path (from /proc/self/mountinfo),
 // and for an NVMe namespace how many paths its subsystem has.
 func mountSource(path string) string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	m, ok, err := mounts.At(path)
 	if err != nil {
 		return "?"
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 10 || f[4] != path {
-			continue
-		}
-		for i := 6; i < len(f); i++ {
-			if f[i] == "-" && i+2 < len(f) {
-				src := fmt.Sprintf("%s (%s)", f[i+2], f[i+1])
-				if strings.HasPrefix(f[i+2], "/dev/nvme") {
-					src += fmt.Sprintf(", NVMe/TCP controllers connected: %d", nvmeControllers())
-				}
-				return src
-			}
-		}
+	if !ok {
+		return "nothing"
 	}
-	return "nothing"
+	src := fmt.Sprintf("%s (%s)", m.Source, m.FsType)
+	if strings.HasPrefix(m.Source, "/dev/nvme") {
+		src += fmt.Sprintf(", NVMe/TCP controllers connected: %d", nvmeControllers())
+	}
+	return src
 }
 
 // nvmeControllers counts the NVMe-oF controllers (one per path) the node

@@ -49,11 +49,9 @@ func (p *plugin) stop(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		_ = p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("switchyard did not stop within the deadline after SIGTERM")
+		return fmt.Errorf("switchyard did not stop within the deadline after SIGTERM (killed: %v)", <-p.done)
 	case <-time.After(30 * time.Second):
 		_ = p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("switchyard did not stop 30s after SIGTERM")
+		return fmt.Errorf("switchyard did not stop 30s after SIGTERM (killed: %v)", <-p.done)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Tier names, as in DESIGN.md.
+// Tier names, as LAB_REQUIRE takes them (docs/quickstart.md).
 const (
 	Unit      = "unit"
 	Sanity    = "sanity" // needs root for real mounts

@@ -3,7 +3,6 @@ package vm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/switchyard-csi/switchyard/lab/mounts"
 )
 
 // DefaultImageSize is the size of the root filesystem image. The file is
@@ -153,22 +154,17 @@ func EnsureImage(ctx context.Context, o ImageOptions) (*Image, error) {
 	}
 	fmt.Fprintf(plan.Log, "vm: building image %s (kernel %s, mirror %s) in %s\n", key, in.Kernel, o.Mirror, tmp)
 	if err := o.build(ctx, plan); err != nil {
-		if rmErr := removeBuildDir(tmp); rmErr != nil {
-			err = fmt.Errorf("%w (and cleaning up: %v)", err, rmErr)
-		}
-		return nil, fmt.Errorf("vm image build failed: %w", err)
+		return nil, fmt.Errorf("vm image build failed: %w", cleanUpAfter(err, tmp))
 	}
 	took := time.Since(start)
 	m := manifest{Key: key, KernelVersion: in.Kernel, Packages: in.Packages, Mirror: o.Mirror,
 		BuildSeconds: took.Seconds(), Builder: BuilderVersion}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(tmp, manifestFile), append(b, '\n'), 0o644); err != nil {
-		removeBuildDir(tmp)
-		return nil, fmt.Errorf("vm image: %w", err)
+		return nil, fmt.Errorf("vm image: %w", cleanUpAfter(err, tmp))
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		removeBuildDir(tmp)
-		return nil, fmt.Errorf("vm image: %w", err)
+		return nil, fmt.Errorf("vm image: %w", cleanUpAfter(err, tmp))
 	}
 	img, err := loadImage(dir)
 	if err != nil {
@@ -274,6 +270,15 @@ func removeStaleBuilds(cacheDir string) error {
 	return nil
 }
 
+// cleanUpAfter removes the build directory tmp after err, adding a failure
+// to remove it to err.
+func cleanUpAfter(err error, tmp string) error {
+	if rmErr := removeBuildDir(tmp); rmErr != nil {
+		return fmt.Errorf("%w (and cleaning up: %v)", err, rmErr)
+	}
+	return err
+}
+
 // removeBuildDir deletes a build directory after unmounting what a killed
 // debootstrap may have left mounted in its chroot (proc, sys): removing
 // files through such a mount would reach the host's.
@@ -287,74 +292,15 @@ func removeBuildDir(dir string) error {
 // unmountUnder detaches every mount at or below dir, deepest first, and
 // fails if any stays.
 func unmountUnder(dir string) error {
-	mounts, err := mountsUnder(dir)
+	points, err := mounts.Under(dir)
 	if err != nil {
 		return err
 	}
-	for i := len(mounts) - 1; i >= 0; i-- {
-		_ = syscall.Unmount(mounts[i], syscall.MNT_DETACH)
+	for i := len(points) - 1; i >= 0; i-- {
+		_ = syscall.Unmount(points[i], syscall.MNT_DETACH)
 	}
-	if left, _ := mountsUnder(dir); len(left) > 0 {
+	if left, _ := mounts.Under(dir); len(left) > 0 {
 		return fmt.Errorf("cannot unmount %s; not removing %s", strings.Join(left, ", "), dir)
 	}
 	return nil
-}
-
-// mountsUnder lists the mount points at or below dir from mountinfo, in
-// mount order.
-func mountsUnder(dir string) ([]string, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := unescapeMountPath(f[4])
-		if mp == abs || strings.HasPrefix(mp, abs+"/") {
-			out = append(out, mp)
-		}
-	}
-	return out, nil
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v byte
-			ok := true
-			for _, c := range []byte(s[i+1 : i+4]) {
-				if c < '0' || c > '7' {
-					ok = false
-					break
-				}
-				v = v*8 + (c - '0')
-			}
-			if ok {
-				b.WriteByte(v)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -109,11 +109,3 @@ func TestHasNote(t *testing.T) {
 		t.Error("a truncated note was accepted")
 	}
 }
-
-func TestUnescapeMountPath(t *testing.T) {
-	for in, want := range map[string]string{`/a\040b`: "/a b", `/plain`: "/plain", `/x\134y`: `/x\y`, `/bad\09`: `/bad\09`, `/end\04`: `/end\04`} {
-		if got := unescapeMountPath(in); got != want {
-			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

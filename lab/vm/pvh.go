@@ -80,7 +80,7 @@ func checkPVH(path string) error {
 }
 
 // hasNote walks an ELF note segment for a note of name and type.
-func hasNote(b []byte, bo binary.ByteOrder, name string, typ uint32) bool {
+func hasNote(b []byte, bo binary.ByteOrder, name string, typ uint32) bool { //nolint:unparam // a general ELF note lookup; only the Xen PVH note is wanted today
 	align := func(n uint32) uint32 { return (n + 3) &^ 3 }
 	for len(b) >= 12 {
 		namesz, descsz, t := bo.Uint32(b[0:]), bo.Uint32(b[4:]), bo.Uint32(b[8:])

@@ -151,7 +151,7 @@ func (s *Server) cloneVolume(rq *request) (int, any, *apiError) {
 		if err := s.store.copyData(srcUUID, v.UUID, v.size()); err != nil {
 			return err
 		}
-		t.undo = append(t.undo, func() { s.store.removeData(v.UUID) })
+		t.undo = append(t.undo, func() { _ = s.store.removeData(v.UUID) })
 		return nil
 	})
 }

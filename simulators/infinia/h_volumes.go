@@ -112,7 +112,7 @@ func (s *Server) createVolume(rq *request) (int, any, *apiError) {
 		if err := s.store.createData(v.UUID, v.size()); err != nil {
 			return err
 		}
-		t.undo = append(t.undo, func() { s.store.removeData(v.UUID) })
+		t.undo = append(t.undo, func() { _ = s.store.removeData(v.UUID) })
 		return nil
 	})
 }
@@ -282,7 +282,7 @@ func (s *Server) resizeVolume(rq *request) (int, any, *apiError) {
 		return 0, nil, errorf(500, "resizing the data file of volume %s: %v", v.Name, err)
 	}
 	uuid := v.UUID
-	t.undo = append(t.undo, func() { s.store.resizeData(uuid, oldSize) })
+	t.undo = append(t.undo, func() { _ = s.store.resizeData(uuid, oldSize) })
 	v.NBlocks = b.NBlocks
 	out := volumeJSON(v)
 	if e := t.commit(); e != nil {

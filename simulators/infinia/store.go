@@ -126,7 +126,7 @@ func (s store) copyData(src, dst string, size int64) error {
 	}
 	out, err := os.OpenFile(s.dataPath(dst), os.O_WRONLY, 0)
 	if err != nil {
-		s.removeData(dst)
+		_ = s.removeData(dst)
 		return err
 	}
 	buf := make([]byte, 1<<20)
@@ -136,7 +136,7 @@ func (s store) copyData(src, dst string, size int64) error {
 		if n > 0 && !allZero(buf[:n]) {
 			if _, err := out.WriteAt(buf[:n], off); err != nil {
 				out.Close()
-				s.removeData(dst)
+				_ = s.removeData(dst)
 				return err
 			}
 		}
@@ -146,12 +146,12 @@ func (s store) copyData(src, dst string, size int64) error {
 		}
 		if rerr != nil {
 			out.Close()
-			s.removeData(dst)
+			_ = s.removeData(dst)
 			return rerr
 		}
 	}
 	if err := out.Close(); err != nil {
-		s.removeData(dst)
+		_ = s.removeData(dst)
 		return err
 	}
 	return nil

@@ -56,7 +56,7 @@ func (r *Reconciler) lockLedger() (func(), error) {
 		return nil, fmt.Errorf("kernel: ledger lock: %w", err)
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
 }

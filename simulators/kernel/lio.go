@@ -132,7 +132,7 @@ func (p *pass) ensureTarget(t Target) error {
 		return err
 	}
 	var errs []string
-	luns := p.targetLUNs(t, dir, &errs)
+	luns := p.targetLUNs(t, &errs)
 	if err := p.targetACLs(t, dir, luns); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (p *pass) ensureTarget(t Target) error {
 
 // targetLUNs resolves the LUNs' storage objects: lun_<n> -> object dir.
 // A LUN whose device cannot be served is left out (and reported).
-func (p *pass) targetLUNs(t Target, dir string, errs *[]string) map[string]string {
+func (p *pass) targetLUNs(t Target, errs *[]string) map[string]string {
 	out := map[string]string{}
 	for _, l := range t.LUNs {
 		dev, err := p.device(l.Path)

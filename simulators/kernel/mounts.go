@@ -130,7 +130,7 @@ func (p *pass) mountBinds() {
 		if _, err := p.exec("mount", "--bind", src, mp); err != nil {
 			p.badMount(mp, "bind-mounting %s at %s: %v", src, mp, err)
 			if made {
-				p.exec("rmdir", mp)
+				_, _ = p.exec("rmdir", mp)
 			}
 			delete(p.l.Mounts, mp)
 			continue
@@ -172,7 +172,7 @@ func (p *pass) unmountBinds() {
 		mp := order[i]
 		if mounted[mp] {
 			if _, err := p.exec("umount", mp); err != nil {
-				p.exec("exportfs", "-f")
+				_, _ = p.exec("exportfs", "-f")
 				if _, err2 := p.exec("umount", mp); err2 != nil {
 					if _, err3 := p.exec("umount", "-l", mp); err3 != nil {
 						p.fail("unmounting %s: %v", mp, err)
@@ -182,7 +182,7 @@ func (p *pass) unmountBinds() {
 			}
 		}
 		if p.l.Mounts[mp].MadeDir {
-			p.exec("rmdir", mp) // only if empty; a leftover directory is harmless
+			_, _ = p.exec("rmdir", mp) // only if empty; a leftover directory is harmless
 		}
 		delete(p.l.Mounts, mp)
 	}

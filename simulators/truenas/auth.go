@@ -156,7 +156,7 @@ func (a *authStore) saveLocked() {
 	data, _ := json.MarshalIndent(st, "", "  ")
 	tmp := a.file + ".tmp"
 	if os.WriteFile(tmp, data, 0o600) == nil {
-		os.Rename(tmp, a.file)
+		_ = os.Rename(tmp, a.file)
 	}
 }
 

@@ -80,7 +80,7 @@ func TestFaultDropAfter(t *testing.T) {
 	}
 
 	s.Faults().DropAfter(1)
-	req, _ := http.NewRequest("GET", s.URL()+"/api/v2.0/test/count", nil)
+	req, _ := http.NewRequest(http.MethodGet, s.URL()+"/api/v2.0/test/count", nil)
 	req.Header.Set("Authorization", rootAuth.header())
 	if resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req); err == nil {
 		resp.Body.Close()

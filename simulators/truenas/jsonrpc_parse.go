@@ -25,7 +25,7 @@ func parseRPCRequest(data []byte) (rpcRequest, int, string) {
 		return rpcRequest{}, rpcInvalidRequest, fmt.Sprintf("%s is not of type 'object'", compact(data))
 	}
 	var fields map[string]json.RawMessage
-	json.Unmarshal(data, &fields)
+	_ = json.Unmarshal(data, &fields)
 	var extra []string
 	for k := range fields {
 		switch k {

@@ -97,7 +97,7 @@ func (c *legacyConn) handle(m legacyMessage) {
 			return
 		}
 		var ident string
-		json.Unmarshal(m.ID, &ident)
+		_ = json.Unmarshal(m.ID, &ident)
 		if m.Msg == "unsub" {
 			c.ss.unsubscribe(ident)
 			return

@@ -111,7 +111,7 @@ func (s *Server) resolveREST(verb string, segs []string) (restRoute, int) {
 			return restRoute{}, http.StatusMethodNotAllowed
 		case 1:
 			m, ok := s.reg.Lookup(ns + "." + rest[0])
-			if !ok || blacklisted(ns, rest[0], true) {
+			if !ok || blacklisted(rest[0], true) {
 				return restRoute{}, http.StatusNotFound
 			}
 			if verb != http.MethodPost {
@@ -146,7 +146,7 @@ func (s *Server) resolveREST(verb string, segs []string) (restRoute, int) {
 	}
 	ns, short := strings.Join(segs[:len(segs)-1], "."), segs[len(segs)-1]
 	m, ok := s.reg.Lookup(ns + "." + short)
-	if !ok || blacklisted(ns, short, s.isCRUD(ns)) || s.isConfig(ns) && (short == "config" || short == "update") {
+	if !ok || blacklisted(short, s.isCRUD(ns)) || s.isConfig(ns) && (short == "config" || short == "update") {
 		return restRoute{}, http.StatusNotFound
 	}
 	// Methods with parameters are POST; those without, and query-style
@@ -163,7 +163,7 @@ func (s *Server) resolveREST(verb string, segs []string) (restRoute, int) {
 
 // blacklisted: the CRUD verbs are only reachable through the resource
 // routes, not as /ns/<method>.
-func blacklisted(ns, short string, crud bool) bool {
+func blacklisted(short string, crud bool) bool {
 	return crud && (short == "query" || short == "create" || short == "update" || short == "delete")
 }
 

@@ -54,7 +54,7 @@ func restParams(r *http.Request, route restRoute) (params []json.RawMessage, sta
 // whole body, several take an object keyed by their names.
 func bodyArgs(body []byte, names []string, verb string) ([]json.RawMessage, int, any) {
 	var data any
-	json.Unmarshal(body, &data)
+	_ = json.Unmarshal(body, &data)
 	switch {
 	case len(names) == 0 && (verb == http.MethodGet || verb == http.MethodDelete) && falsy(data):
 		// An empty object on GET/DELETE means "no parameters", which

@@ -85,17 +85,17 @@ func New(o Options) (*Server, error) {
 		s.ownModel = true
 	}
 	if err := mountUnderMnt(s.model); err != nil {
-		s.closeModel()
+		_ = s.closeModel()
 		return nil, err
 	}
 	s.registerBuiltins()
 	if err := s.registerServices(); err != nil {
-		s.closeModel()
+		_ = s.closeModel()
 		return nil, err
 	}
 	if o.TLS {
 		if _, err := s.certs.Get(); err != nil {
-			s.closeModel()
+			_ = s.closeModel()
 			return nil, err
 		}
 	}

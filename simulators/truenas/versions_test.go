@@ -45,7 +45,7 @@ func TestVersionMatrix(t *testing.T) {
 			var got json.RawMessage
 			json.NewDecoder(resp.Body).Decode(&got)
 			resp.Body.Close()
-			if tc.versions == "" && resp.StatusCode != 404 || tc.versions != "" && (resp.StatusCode != 200 || !jsonEqual(t, got, tc.versions)) {
+			if tc.versions == "" && resp.StatusCode != http.StatusNotFound || tc.versions != "" && (resp.StatusCode != http.StatusOK || !jsonEqual(t, got, tc.versions)) {
 				t.Errorf("/api/versions: %d %s", resp.StatusCode, got)
 			}
 			// JSON-RPC endpoints
@@ -59,7 +59,7 @@ func TestVersionMatrix(t *testing.T) {
 				}
 				if err == nil {
 					ws.CloseNow()
-				} else if resp == nil || resp.StatusCode != 404 {
+				} else if resp == nil || resp.StatusCode != http.StatusNotFound {
 					t.Errorf("dial %s: want a 404 handshake answer, got %v", path, resp)
 				}
 			}

@@ -476,8 +476,8 @@ func (c *cli) zfsMount(args []string) int {
 		}
 		return 0
 	}
-	for _, n := range ops {
-		d, err := c.m.open(n, Filesystem)
+	if len(ops) > 0 { // the first dataset decides: it is mounted, or its mount point is busy
+		d, err := c.m.open(ops[0], Filesystem)
 		if err != nil {
 			return c.fail(err)
 		}

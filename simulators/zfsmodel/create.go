@@ -114,7 +114,7 @@ func (m *Model) createAncestors(name string) error {
 
 // createLocked is zfs_create with the write lock held. Volume properties
 // were validated by the caller (they carry volsize).
-func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*dataset, error) {
+func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*dataset, error) { //nolint:unparam // returns what it made; today's callers do not need it
 	prefix := "cannot create '" + name + "'"
 	if aux := nameCheck(name, typ, true); aux != "" {
 		return nil, newErr(KindInvalid, "%s: %s", prefix, aux)

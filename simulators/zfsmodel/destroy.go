@@ -93,8 +93,8 @@ func (m *Model) planDestroy(name string, opts DestroyOptions) ([]*dataset, error
 			return nil, err
 		}
 	}
-	plan := append(deps, d)
-	if d.parent == nil { // the pool's root itself stays
+	plan := append(deps, d) //nolint:gocritic // appendAssign: deps is not used again
+	if d.parent == nil {    // the pool's root itself stays
 		plan = deps
 	}
 	return plan, nil

@@ -28,7 +28,7 @@ func dirBytes(dir string, skip map[string]bool) int64 {
 	var total int64
 	_ = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
-			return nil
+			return nil //nolint:nilerr // unreadable entries are skipped
 		}
 		if path == dir {
 			return nil

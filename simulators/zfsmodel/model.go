@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
@@ -97,8 +96,6 @@ type dataset struct {
 
 	sp spaceState // guarded by Model.spaceMu
 }
-
-func (d *dataset) name() string { return d.full }
 
 func (d *dataset) isSnap() bool { return d.typ == Snapshot }
 
@@ -206,7 +203,7 @@ func (m *Model) unindex(d *dataset) {
 		s := d.parent.snaps
 		for i, x := range s {
 			if x == d {
-				d.parent.snaps = append(s[:i:i], s[i+1:]...)
+				d.parent.snaps = append(s[:i:i], s[i+1:]...) //nolint:gocritic // appendAssign: a copy without x, on purpose
 				break
 			}
 		}
@@ -346,5 +343,3 @@ func namesOf(ds []*dataset) []string {
 	}
 	return out
 }
-
-func joinNames(ds []*dataset) string { return strings.Join(namesOf(ds), "\n") }

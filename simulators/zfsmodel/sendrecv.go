@@ -105,7 +105,7 @@ func (m *Model) planSend(snap string, opts SendOptions, warn io.Writer) ([]sendI
 		}
 	}
 	var items []sendItem
-	add := func(s *dataset, fromGUID uint64, rel string) {
+	add := func(s *dataset, fromGUID uint64) {
 		b := streamBegin{
 			Name: s.full, Type: s.parent.typ.String(), GUID: snapGUID(s), FromGUID: fromGUID,
 			Creation: s.creation, SnapProps: userLocal(s),
@@ -137,7 +137,7 @@ func (m *Model) planSend(snap string, opts SendOptions, warn io.Writer) ([]sendI
 				break
 			}
 			if s == to || opts.Replicate && fromS == nil || opts.Intermediates {
-				add(s, prev, "")
+				add(s, prev)
 				prev = snapGUID(s)
 			}
 		}
@@ -167,7 +167,7 @@ func (m *Model) planSend(snap string, opts SendOptions, warn io.Writer) ([]sendI
 		if fromSnap != nil {
 			fg = snapGUID(fromSnap)
 		}
-		add(d, fg, "")
+		add(d, fg)
 	}
 	for _, it := range items {
 		it.snap.busy++

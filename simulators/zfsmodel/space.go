@@ -324,6 +324,6 @@ func zvolReservation(volsize, volblocksize int64, copies int) int64 {
 		nblocks /= dnodesPerLevel
 		numdb += nblocks
 	}
-	numdb *= int64(min64(3, int64(copies)+1))
+	numdb *= min64(3, int64(copies)+1)
 	return volsize*int64(copies) + numdb*(1<<17)
 }

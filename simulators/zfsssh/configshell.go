@@ -2,6 +2,7 @@ package zfsssh
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -414,7 +415,7 @@ func (sh *csShell) interactive(in io.Reader) error {
 			break
 		}
 		if rerr := sh.runLine(line); rerr != nil {
-			if c, ok := rerr.(csCrash); ok {
+			if c := (csCrash{}); errors.As(rerr, &c) {
 				return c
 			}
 			fmt.Fprintln(sh.errw, rerr.Error())

@@ -144,7 +144,7 @@ func (h *fakeHost) ZFS(args []string, stdin io.Reader, stdout, stderr io.Writer)
 		rest, _ := io.ReadAll(stdin)
 		h.mu.Lock()
 		h.datasets[last] = "filesystem"
-		h.data[last] = append(buf, rest...)
+		h.data[last] = append(buf, rest...) //nolint:makezero // buf was filled by io.ReadFull
 		h.mu.Unlock()
 		return 0
 	}

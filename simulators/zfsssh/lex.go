@@ -1,6 +1,7 @@
 package zfsssh
 
 import (
+	"errors"
 	"strings"
 )
 
@@ -76,7 +77,7 @@ func lex(src string) []token {
 	lx := &lexer{src: src, line: 1}
 	if err := lx.run(); err != nil {
 		line := lx.line
-		if se, ok := err.(*syntaxError); ok {
+		if se := (*syntaxError)(nil); errors.As(err, &se) {
 			line = se.line
 		}
 		lx.toks = append(lx.toks, token{kind: tErr, err: err, line: line, fd: -1})

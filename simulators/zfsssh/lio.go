@@ -288,7 +288,7 @@ func defaultAuth() map[string]string {
 }
 
 // Kernel defaults of a block backstore's attributes.
-func defaultSOAttributes(size int64) map[string]string {
+func defaultSOAttributes() map[string]string {
 	return map[string]string{
 		"block_size": "512", "emulate_3pc": "1", "emulate_caw": "1", "emulate_dpo": "1", "emulate_fua_read": "1",
 		"emulate_fua_write": "1", "emulate_model_alias": "1", "emulate_pr": "1", "emulate_rest_reord": "0",

@@ -2,6 +2,7 @@ package zfsssh
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -28,7 +29,7 @@ func nvmetcliCmd(p *proc, argv []string) int {
 		return 1
 	}
 	n := &ncli{p: p, m: srv.nvmet}
-	n.sh = &csShell{p: p, lock: &n.m.mu, build: n.rootNode, commit: func() { n.m.saveLocked() },
+	n.sh = &csShell{p: p, lock: &n.m.mu, build: n.rootNode, commit: func() { _ = n.m.saveLocked() }, // best-effort persistence: the session sees the in-memory state
 		prefs: n.m.prefs, cur: "/", out: p.std.out, errw: p.std.err}
 	args := argv[1:]
 	if len(args) > 0 {
@@ -50,7 +51,7 @@ func nvmetcliCmd(p *proc, argv []string) int {
 		if err := n.sh.runLine(strings.Join(args, " ")); err != nil {
 			// Outside the interactive loop nothing catches the exception.
 			exc := err.Error()
-			if _, ok := err.(csCrash); !ok {
+			if !errors.As(err, new(csCrash)) {
 				exc = "configshell.shell.ExecutionError: " + exc
 			}
 			crash(p.std.err, p.path, exc)
@@ -74,7 +75,7 @@ func (n *ncli) usage() {
 func (n *ncli) tool(cmd, file string) int {
 	n.m.mu.Lock()
 	defer n.m.mu.Unlock()
-	defer n.m.saveLocked()
+	defer func() { _ = n.m.saveLocked() }() // best-effort persistence
 	switch cmd {
 	case "save":
 		if err := n.saveconfig(file); err != nil {

@@ -99,7 +99,7 @@ func (n *ncli) namespacesNode(parent *csNode, sub func() *NVMetSubsystem) *csNod
 	}
 	nd.cmds["create"] = &csCmd{args: []string{"nsid"}, run: func(c *csCall) (*csNode, error) {
 		s := sub()
-		nsid := 0
+		var nsid int
 		if v, ok := c.arg("nsid"); ok {
 			var err error
 			if nsid, err = parseNSID(v); err != nil {

@@ -76,12 +76,12 @@ func (p *proc) walk(target string, fi fileInfo, recursive bool, fn func(string, 
 		return nil
 	}
 	v := p.env.srv.fs
-	if fi.real != "" {
-		return filepath.WalkDir(fi.real, func(real string, d fs.DirEntry, err error) error {
-			if err != nil || real == fi.real {
+	if fi.realPath != "" {
+		return filepath.WalkDir(fi.realPath, func(realPath string, d fs.DirEntry, err error) error {
+			if err != nil || realPath == fi.realPath {
 				return err
 			}
-			rel, _ := filepath.Rel(fi.real, real)
+			rel, _ := filepath.Rel(fi.realPath, realPath)
 			sub := path.Join(target, filepath.ToSlash(rel))
 			sfi, err := v.stat(sub)
 			if err != nil {
@@ -113,9 +113,9 @@ func touchCmd(p *proc, argv []string) int {
 		target := clean(p.env.cwd(), f)
 		fi, err := v.stat(target)
 		if err == nil {
-			if fi.real != "" && fi.kind != kindBlock {
+			if fi.realPath != "" && fi.kind != kindBlock {
 				now := time.Now()
-				os.Chtimes(fi.real, now, now)
+				_ = os.Chtimes(fi.realPath, now, now)
 			}
 			continue
 		}

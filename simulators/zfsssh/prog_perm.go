@@ -14,7 +14,7 @@ func chmodCmd(p *proc, argv []string) int {
 	opts, _, operands := splitOpts(argv[1:], "")
 	// "chmod -w file": a mode, not an option.
 	for _, o := range opts {
-		if strings.Contains("rwxXst", o) {
+		if strings.Contains("rwxXst", o) { //nolint:gocritic // argOrder: o is one of these letters
 			operands = append([]string{"-" + o}, operands...)
 		}
 	}
@@ -145,11 +145,11 @@ func parseMode(spec string) (func(old uint32, dir bool) uint32, error) {
 			case '-':
 				m &^= bits
 			case '=':
-				clear := who & 0o0777
+				clearBits := who & 0o0777
 				if a.who == 0 {
-					clear = 0o0777
+					clearBits = 0o0777
 				}
-				m = (m &^ clear) | bits
+				m = (m &^ clearBits) | bits
 			}
 		}
 		return m

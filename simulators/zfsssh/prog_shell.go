@@ -129,7 +129,8 @@ func shCmd(p *proc, argv []string) int {
 		name = "sh"
 	}
 	args := argv[1:]
-	command, hasC := "", false
+	var command string
+	hasC := false
 	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		a := args[0]
 		if a == "--" {

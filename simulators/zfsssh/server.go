@@ -247,7 +247,7 @@ func (s *Server) seedFiles(files map[string]string) {
 	for p, content := range files {
 		s.fs.putFile(clean("/", p), []byte(content), 0o644)
 	}
-	s.fs.save()
+	_ = s.fs.save()
 }
 
 // HostKey is the server's public host key (for a client's HostKeyCallback).

@@ -3,6 +3,7 @@ package zfsssh
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -44,7 +45,7 @@ func targetcliCmd(p *proc, argv []string) int {
 		return 1
 	}
 	t := &tcli{p: p, m: srv.lio}
-	t.sh = &csShell{p: p, lock: &t.m.mu, build: t.rootNode, commit: func() { t.m.saveLocked() },
+	t.sh = &csShell{p: p, lock: &t.m.mu, build: t.rootNode, commit: func() { _ = t.m.saveLocked() }, // best-effort persistence: the session sees the in-memory state
 		prefs: t.m.prefs, cur: "/", out: p.std.out, errw: p.std.err}
 	if args := argv[1:]; len(args) > 0 {
 		switch args[0] {
@@ -56,7 +57,7 @@ func targetcliCmd(p *proc, argv []string) int {
 			return 0
 		}
 		if err := t.sh.runLine(strings.Join(args, " ")); err != nil {
-			if c, ok := err.(csCrash); ok {
+			if c := (csCrash{}); errors.As(err, &c) {
 				crash(p.std.err, p.path, c.exc)
 			} else {
 				fmt.Fprintln(p.std.err, err)

@@ -119,7 +119,7 @@ func (t *tcli) createBlock(c *csCall) (*csNode, error) {
 		wwn = unitSerial()
 	}
 	t.m.st.StorageObjects = append(t.m.st.StorageObjects, StorageObject{Plugin: "block", Name: name, Dev: dev, Size: fi.size,
-		WWN: wwn, Readonly: isTrue(ro), Attributes: defaultSOAttributes(fi.size)})
+		WWN: wwn, Readonly: isTrue(ro), Attributes: defaultSOAttributes()})
 	t.sh.info("Created block storage object %s using %s.", name, dev)
 	return t.afterCreate(c, name)
 }
@@ -190,7 +190,7 @@ func (t *tcli) createFileio(c *csCall) (*csNode, error) {
 		wwn = unitSerial()
 	}
 	t.m.st.StorageObjects = append(t.m.st.StorageObjects, StorageObject{Plugin: "fileio", Name: name, Dev: file, Size: size,
-		WWN: wwn, WriteBack: wb, Attributes: defaultSOAttributes(size)})
+		WWN: wwn, WriteBack: wb, Attributes: defaultSOAttributes()})
 	t.sh.info("Created fileio %s with size %d", name, size)
 	return t.afterCreate(c, name)
 }

@@ -100,7 +100,7 @@ func (t *tcli) createTarget(c *csCall) (*csNode, error) {
 	t.m.st.Targets = append(t.m.st.Targets, ISCSITarget{WWN: wwn})
 	t.m.sortTargets()
 	t.sh.info("Created target %s.", wwn)
-	t.addTPG(t.m.target(wwn), 0)
+	_ = t.addTPG(t.m.target(wwn), 0)
 	if t.m.prefs["auto_cd_after_create"] == "true" {
 		n, err := c.node.get(wwn + "/tpg1")
 		if err == nil {

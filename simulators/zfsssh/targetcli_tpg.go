@@ -71,7 +71,7 @@ func (t *tcli) createLUN(c *csCall, tp *TPG) (*csNode, error) {
 			return nil, csError("storage object or path not valid")
 		}
 		t.m.st.StorageObjects = append(t.m.st.StorageObjects, StorageObject{Plugin: plugin, Name: name, Dev: arg, Size: fi.size,
-			WWN: unitSerial(), WriteBack: plugin == "fileio", Attributes: defaultSOAttributes(fi.size)})
+			WWN: unitSerial(), WriteBack: plugin == "fileio", Attributes: defaultSOAttributes()})
 		t.sh.info("Created storage object %s.", name)
 		soPath = "/backstores/" + plugin + "/" + name
 	}
@@ -80,7 +80,7 @@ func (t *tcli) createLUN(c *csCall, tp *TPG) (*csNode, error) {
 			return nil, csError(fmt.Sprintf("lun for storage object %s already exists", strings.TrimPrefix(soPath, "/backstores/")))
 		}
 	}
-	idx := -1
+	var idx int
 	if s, ok := c.arg("lun"); ok {
 		v, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(s), "lun"))
 		if err != nil || v < 0 {

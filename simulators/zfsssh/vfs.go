@@ -43,7 +43,7 @@ type fileInfo struct {
 	mode     uint32
 	uid, gid int
 	size     int64
-	real     string // the real file behind a host path or zvol
+	realPath string // the real file behind a host path or zvol
 	acl      []string
 }
 
@@ -118,7 +118,7 @@ func (v *vfs) save() error {
 }
 
 // ensureDir creates an in-memory directory (and parents) if absent.
-func (v *vfs) ensureDir(p string, mode uint32, uid int) {
+func (v *vfs) ensureDir(p string, mode uint32, uid int) { //nolint:unparam // uid: every directory made so far is root's
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for _, d := range ancestors(p, true) {
@@ -160,22 +160,22 @@ func (v *vfs) stat(p string) (fileInfo, error) {
 		return fileInfo{kind: kindChar, mode: 0o666}, nil
 	case strings.HasPrefix(p, "/dev/zvol/"):
 		if file, ok := v.host.ZvolPath(strings.TrimPrefix(p, "/dev/zvol/")); ok {
-			fi := fileInfo{kind: kindBlock, mode: 0o660, gid: 6, real: file}
+			fi := fileInfo{kind: kindBlock, mode: 0o660, gid: 6, realPath: file}
 			if st, err := os.Stat(file); err == nil {
 				fi.size = st.Size()
 			}
 			return fi, nil
 		}
 	}
-	if real, ok := v.host.HostPath(p); ok {
-		st, err := os.Stat(real)
+	if realPath, ok := v.host.HostPath(p); ok {
+		st, err := os.Stat(realPath)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return fileInfo{}, errNotExist
 			}
 			return fileInfo{}, errNotDir
 		}
-		fi := fileInfo{kind: kindFile, mode: goToUnix(st.Mode()), size: st.Size(), real: real}
+		fi := fileInfo{kind: kindFile, mode: goToUnix(st.Mode()), size: st.Size(), realPath: realPath}
 		if st.IsDir() {
 			fi.kind = kindDir
 		}
@@ -293,7 +293,7 @@ func (s *Server) File(path string) (FileState, bool) {
 		return FileState{}, false
 	}
 	st := FileState{Dir: fi.kind == kindDir, Block: fi.kind == kindBlock, Mode: fi.mode, UID: fi.uid, GID: fi.gid, ACL: fi.acl}
-	if fi.real == "" && fi.kind == kindFile {
+	if fi.realPath == "" && fi.kind == kindFile {
 		st.Data, _ = s.fs.readFile(p)
 	}
 	return st, true

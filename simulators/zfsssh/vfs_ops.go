@@ -48,7 +48,7 @@ func (v *vfs) create(p string, appendTo bool, u *account, root bool, uid int) (i
 	case err == nil && fi.kind == kindDir:
 		return nil, errIsDir
 	case err == nil && fi.kind == kindBlock:
-		return os.OpenFile(fi.real, os.O_WRONLY, 0)
+		return os.OpenFile(fi.realPath, os.O_WRONLY, 0)
 	case errors.Is(err, errNotExist):
 		if perr := v.parentDir(p); perr != nil {
 			return nil, perr
@@ -59,12 +59,12 @@ func (v *vfs) create(p string, appendTo bool, u *account, root bool, uid int) (i
 	if !mayWrite(p, u, root) {
 		return nil, errPerm
 	}
-	if real, ok := v.host.HostPath(p); ok {
+	if realPath, ok := v.host.HostPath(p); ok {
 		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 		if appendTo {
 			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 		}
-		return os.OpenFile(real, flags, 0o644)
+		return os.OpenFile(realPath, flags, 0o644)
 	}
 	v.mu.Lock()
 	e := v.mem[p]
@@ -95,8 +95,8 @@ func (v *vfs) open(p string) (io.ReadCloser, error) {
 	if fi.kind == kindDir {
 		return nil, errIsDir
 	}
-	if fi.real != "" {
-		return os.Open(fi.real)
+	if fi.realPath != "" {
+		return os.Open(fi.realPath)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -115,19 +115,19 @@ func (v *vfs) readFile(p string) ([]byte, error) {
 
 // writeFile replaces p's content (used by saveconfig), creating parents.
 func (v *vfs) writeFile(p string, data []byte) error {
-	if real, ok := v.host.HostPath(p); ok {
-		if err := os.MkdirAll(path.Dir(real), 0o755); err != nil {
+	if realPath, ok := v.host.HostPath(p); ok {
+		if err := os.MkdirAll(path.Dir(realPath), 0o755); err != nil {
 			return err
 		}
-		return writeFileAtomic(real, data)
+		return writeFileAtomic(realPath, data)
 	}
 	v.putFile(p, data, 0o600)
 	return v.save()
 }
 
 func (v *vfs) mkdir(p string, mode uint32, uid int) error {
-	if real, ok := v.host.HostPath(p); ok {
-		return os.Mkdir(real, unixToGo(mode))
+	if realPath, ok := v.host.HostPath(p); ok {
+		return os.Mkdir(realPath, unixToGo(mode))
 	}
 	v.mu.Lock()
 	v.mem[p] = &memEntry{Dir: true, Mode: mode, UID: uid, GID: uid}
@@ -136,8 +136,8 @@ func (v *vfs) mkdir(p string, mode uint32, uid int) error {
 }
 
 func (v *vfs) touch(p string, uid int) error {
-	if real, ok := v.host.HostPath(p); ok {
-		f, err := os.OpenFile(real, os.O_WRONLY|os.O_CREATE, 0o644)
+	if realPath, ok := v.host.HostPath(p); ok {
+		f, err := os.OpenFile(realPath, os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
 			return err
 		}
@@ -152,8 +152,8 @@ func (v *vfs) touch(p string, uid int) error {
 }
 
 func (v *vfs) chmod(p string, fi fileInfo, mode uint32) error {
-	if fi.real != "" {
-		return os.Chmod(fi.real, unixToGo(mode))
+	if fi.realPath != "" {
+		return os.Chmod(fi.realPath, unixToGo(mode))
 	}
 	v.mu.Lock()
 	if e := v.mem[p]; e != nil {
@@ -164,7 +164,7 @@ func (v *vfs) chmod(p string, fi fileInfo, mode uint32) error {
 }
 
 func (v *vfs) entry(p string, fi fileInfo) *memEntry {
-	if fi.real != "" {
+	if fi.realPath != "" {
 		if v.over[p] == nil {
 			v.over[p] = &memEntry{}
 		}
@@ -184,9 +184,9 @@ func (v *vfs) chown(p string, fi fileInfo, uid, gid int) error {
 		}
 	}
 	v.mu.Unlock()
-	if fi.real != "" && os.Geteuid() == 0 {
+	if fi.realPath != "" && os.Geteuid() == 0 {
 		// Running as root (the lab), the real directory follows too.
-		os.Lchown(fi.real, uid, gid)
+		_ = os.Lchown(fi.realPath, uid, gid)
 	}
 	return v.save()
 }

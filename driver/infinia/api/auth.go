@@ -74,7 +74,7 @@ func (c *Client) loginLocked(ctx context.Context) (string, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.st.cfg.Timeout*time.Duration(len(c.st.endpoints)))
 		go func() {
 			defer cancel()
-			c.finishLogin(call, lctx)
+			c.finishLogin(lctx, call)
 		}()
 	}
 	c.auth.mu.Unlock()
@@ -86,7 +86,7 @@ func (c *Client) loginLocked(ctx context.Context) (string, error) {
 	}
 }
 
-func (c *Client) finishLogin(call *loginCall, ctx context.Context) {
+func (c *Client) finishLogin(ctx context.Context, call *loginCall) {
 	tok, lifetime, err := c.login(ctx)
 	c.auth.mu.Lock()
 	c.auth.call = nil
@@ -145,9 +145,4 @@ func tokenLifetime(tok string) time.Duration {
 		return 0
 	}
 	return time.Duration((claims.Exp - claims.Iat) * float64(time.Second))
-}
-
-// IsAuth reports a failure to log in or a token the server keeps refusing.
-func IsAuth(err error) bool {
-	return StatusCode(err) == http.StatusUnauthorized
 }

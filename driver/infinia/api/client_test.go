@@ -53,7 +53,7 @@ func TestPersistent401IsNotRetriedForever(t *testing.T) {
 	f.route(servicePath, func(*http.Request) (int, string, any) { return 401, "token lacks rights", nil })
 	c := newClient(t, f.config(f.start()))
 	_, err := c.GetService(context.Background(), "red", "csiService")
-	if !IsAuth(err) {
+	if StatusCode(err) != http.StatusUnauthorized {
 		t.Fatalf("want a 401 error, got %v", err)
 	}
 	// login, call, re-login, call again: then give up.

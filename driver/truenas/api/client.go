@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -221,7 +222,7 @@ func (c *Client) fail(kind error, format string, args ...any) error {
 // had left (so it may have taken effect).
 func (c *Client) cancelled(method, what string, sent bool, ctxErr error) error {
 	detail := "cancelled " + what
-	if ctxErr == context.DeadlineExceeded {
+	if errors.Is(ctxErr, context.DeadlineExceeded) {
 		detail = "timed out " + what
 	}
 	if sent {

@@ -86,11 +86,11 @@ func (f *fakeNAS) restRoute(r *http.Request, body []byte) (string, []json.RawMes
 			params = append(params, body)
 		}
 		switch r.Method {
-		case "GET":
+		case http.MethodGet:
 			return ns + ".get_instance", params[:1], true
-		case "PUT":
+		case http.MethodPut:
 			return ns + ".update", params, true
-		case "DELETE":
+		case http.MethodDelete:
 			return ns + ".delete", params, true
 		}
 		return "", nil, false
@@ -101,7 +101,7 @@ func (f *fakeNAS) restRoute(r *http.Request, body []byte) (string, []json.RawMes
 	_, isCreate := f.handlers[ns+".create"]
 	f.mu.Unlock()
 	switch {
-	case r.Method == "GET" && (isQuery || ns == "core.get_jobs"):
+	case r.Method == http.MethodGet && (isQuery || ns == "core.get_jobs"):
 		m := ns + ".query"
 		if ns == "core.get_jobs" {
 			m = ns
@@ -124,7 +124,7 @@ func (f *fakeNAS) restRoute(r *http.Request, body []byte) (string, []json.RawMes
 			fj = []byte("[]")
 		}
 		return m, []json.RawMessage{fj}, true
-	case r.Method == "POST" && isCreate:
+	case r.Method == http.MethodPost && isCreate:
 		return ns + ".create", []json.RawMessage{body}, true
 	}
 	if len(body) > 0 {

@@ -79,11 +79,11 @@ func (f *fakeNAS) serveWS(w http.ResponseWriter, r *http.Request) {
 			_ = ws.CloseNow()
 			return
 		}
-		if max := f.maxInFlight; max > 0 && c.inFlight.Add(1) > int64(max) {
+		if limit := f.maxInFlight; limit > 0 && c.inFlight.Add(1) > int64(limit) {
 			c.inFlight.Add(-1)
-			c.sendError(ctx, req.ID, -32000, fmt.Sprintf("Maximum number of concurrent calls (%d) has exceeded", max), nil)
+			c.sendError(ctx, req.ID, -32000, fmt.Sprintf("Maximum number of concurrent calls (%d) has exceeded", limit), nil)
 			continue
-		} else if max == 0 {
+		} else if limit == 0 {
 			c.inFlight.Add(1)
 		}
 		c.wg.Add(1)

@@ -73,7 +73,9 @@ func (t *wsTransport) handshake(ctx context.Context) (*websocket.Conn, error) {
 	c := t.c
 	ctx, cancel := context.WithTimeout(ctx, c.st.cfg.Timeout)
 	defer cancel()
-	ws, resp, err := websocket.Dial(ctx, c.st.wsURL(), &websocket.DialOptions{
+	// websocket.Dial closes the response body itself (its documentation:
+	// "You never need to close resp.Body yourself").
+	ws, resp, err := websocket.Dial(ctx, c.st.wsURL(), &websocket.DialOptions{ //nolint:bodyclose // see above
 		HTTPClient: c.http,
 		HTTPHeader: http.Header{"User-Agent": []string{userAgent}},
 	})

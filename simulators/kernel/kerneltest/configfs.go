@@ -94,7 +94,7 @@ func (f *ConfigFS) Mkdir(p string) error {
 			}
 		}
 		if match("target/core/*", rel) { // an HBA has attributes
-			os.WriteFile(filepath.Join(p, "hba_info"), []byte("HBA Index: 1\n"), 0o644)
+			_ = os.WriteFile(filepath.Join(p, "hba_info"), []byte("HBA Index: 1\n"), 0o644)
 		}
 		f.items[rel] = true
 		return nil
@@ -116,9 +116,9 @@ func (f *ConfigFS) Rmdir(p string) error {
 		}
 	}
 	busy := false
-	filepath.WalkDir(f.Root, func(q string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(f.Root, func(q string, d fs.DirEntry, err error) error {
 		if err != nil || d.Type()&fs.ModeSymlink == 0 {
-			return nil
+			return nil //nolint:nilerr // unreadable entries are skipped
 		}
 		t, _ := os.Readlink(q)
 		if strings.HasPrefix(q, p+"/") || t == p || strings.HasPrefix(t, p+"/") {
@@ -189,7 +189,7 @@ func (f *ConfigFS) linksIn(dir string) []string {
 
 func (f *ConfigFS) soLinked(so string) bool {
 	linked := false
-	filepath.WalkDir(filepath.Join(f.Root, "target", "iscsi"), func(q string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(f.Root, "target", "iscsi"), func(q string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type()&fs.ModeSymlink != 0 {
 			if t, _ := os.Readlink(q); t == so {
 				linked = true
@@ -246,9 +246,9 @@ func (f *ConfigFS) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p)
 // assertions that see the whole picture.
 func (f *ConfigFS) Tree() []string {
 	var out []string
-	filepath.WalkDir(f.Root, func(q string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(f.Root, func(q string, d fs.DirEntry, err error) error {
 		if err != nil || q == f.Root {
-			return nil
+			return nil //nolint:nilerr // unreadable entries are skipped
 		}
 		rel, _ := f.rel(q)
 		switch {

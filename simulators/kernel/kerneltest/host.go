@@ -171,12 +171,12 @@ func (h *Host) Exec(_ context.Context, stdin []byte, name string, args ...string
 	case "rpcbind", "rpc.mountd", "rpc.statd":
 		h.running[name] = true
 	case "rpc.nfsd":
-		os.WriteFile(filepath.Join(h.NFSD, "threads"), []byte(args[0]+"\n"), 0o644)
+		_ = os.WriteFile(filepath.Join(h.NFSD, "threads"), []byte(args[0]+"\n"), 0o644)
 	case "smbd":
 		conf := strings.TrimPrefix(args[len(args)-1], "--configfile=")
 		run := filepath.Join(filepath.Dir(conf), "run")
-		os.MkdirAll(run, 0o755)
-		os.WriteFile(filepath.Join(run, "smbd.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		_ = os.MkdirAll(run, 0o755)
+		_ = os.WriteFile(filepath.Join(run, "smbd.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	case "id":
 		if !h.users[args[len(args)-1]] {
 			return nil, fmt.Errorf("%s: exit status 1: no such user", line)
@@ -223,13 +223,13 @@ func (h *Host) losetup(args []string) ([]byte, error) {
 
 func (h *Host) setLoop(dev, file string) {
 	dir := filepath.Join(h.SysFS, "block", filepath.Base(dev))
-	os.MkdirAll(filepath.Join(dir, "loop"), 0o755)
-	os.WriteFile(filepath.Join(dir, "loop", "backing_file"), []byte(file+"\n"), 0o644)
+	_ = os.MkdirAll(filepath.Join(dir, "loop"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "loop", "backing_file"), []byte(file+"\n"), 0o644)
 	var size int64
 	if fi, err := os.Stat(file); err == nil {
 		size = fi.Size()
 	}
-	os.WriteFile(filepath.Join(dir, "size"), []byte(strconv.FormatInt(size/512, 10)+"\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "size"), []byte(strconv.FormatInt(size/512, 10)+"\n"), 0o644)
 }
 
 // Mounts lists the mount points.
@@ -248,7 +248,7 @@ func (h *Host) addMount(mp string) {
 	b, _ := os.ReadFile(h.MountInfo)
 	esc := strings.ReplaceAll(mp, " ", `\040`)
 	b = append(b, []byte(fmt.Sprintf("%d 22 0:30 / %s rw - bind x rw\n", 100+len(h.Mounts()), esc))...)
-	os.WriteFile(h.MountInfo, b, 0o644)
+	_ = os.WriteFile(h.MountInfo, b, 0o644)
 }
 
 func (h *Host) dropMount(mp string) {
@@ -260,7 +260,7 @@ func (h *Host) dropMount(mp string) {
 		}
 		keep = append(keep, l)
 	}
-	os.WriteFile(h.MountInfo, []byte(strings.Join(keep, "\n")+"\n"), 0o644)
+	_ = os.WriteFile(h.MountInfo, []byte(strings.Join(keep, "\n")+"\n"), 0o644)
 }
 
 // Loops lists the attached loop devices as "loopN=file".
@@ -279,13 +279,6 @@ func (h *Host) Stdin(line string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.stdin[line]
-}
-
-// Running reports whether a daemon was started.
-func (h *Host) Running(name string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.running[name]
 }
 
 func unescape(s string) string { return strings.ReplaceAll(s, `\040`, " ") }

@@ -22,10 +22,8 @@ func TestSMBCRUD(t *testing.T) {
 				if _, old := share["hostsallow"]; old {
 					t.Error("25.10 share has the pre-25.10 field hostsallow")
 				}
-			} else {
-				if share["path_local"] != "/mnt/tank/a" || len(share["vuid"].(string)) != 36 || share["hostsallow"] == nil {
-					t.Errorf("pre-25.10 entry %v", share)
-				}
+			} else if share["path_local"] != "/mnt/tank/a" || len(share["vuid"].(string)) != 36 || share["hostsallow"] == nil {
+				t.Errorf("pre-25.10 entry %v", share)
 			}
 			if share[roKey] != false {
 				t.Errorf("%s = %v", roKey, share[roKey])

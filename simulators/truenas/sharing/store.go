@@ -55,7 +55,7 @@ func (t *table) put(r middleware.Row) {
 	sort.SliceStable(t.rows, func(i, j int) bool { return intOf(t.rows[i]["id"]) < intOf(t.rows[j]["id"]) })
 }
 
-func (t *table) remove(id int) bool {
+func (t *table) remove(id int) bool { //nolint:unparam // reports whether id was there; today's callers do not ask
 	for i, r := range t.rows {
 		if intOf(r["id"]) == id {
 			t.rows = append(t.rows[:i], t.rows[i+1:]...)

@@ -10,9 +10,9 @@ import (
 // Handlers receive JSON-RPC positional parameters; these read them.
 
 // positional checks the number of positional parameters.
-func positional(params []json.RawMessage, max int) error {
-	if len(params) > max {
-		return middleware.Invalid("", "Too many arguments (expected %d, found %d)", max, len(params))
+func positional(params []json.RawMessage, limit int) error {
+	if len(params) > limit {
+		return middleware.Invalid("", "Too many arguments (expected %d, found %d)", limit, len(params))
 	}
 	return nil
 }
@@ -27,7 +27,7 @@ func param(params []json.RawMessage, i int) json.RawMessage {
 
 // stringParam decodes positional parameter i as a non-empty string (an
 // id); attr names it in errors.
-func stringParam(params []json.RawMessage, i int, attr string) (string, error) {
+func stringParam(params []json.RawMessage, i int, attr string) (string, error) { //nolint:unparam // a general positional-parameter reader; today only the first is read
 	raw := param(params, i)
 	var s string
 	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {

@@ -184,7 +184,7 @@ func (s *service) replicateDataset(a args, src, dst string, match func(string) b
 func (s *service) pruneTarget(src *zfsmodel.Info, dst string, match func(string) bool) error {
 	dstIn, err := s.m.Get(dst)
 	if err != nil {
-		return nil
+		return nil //nolint:nilerr // no target dataset: nothing to prune
 	}
 	have := map[string]bool{}
 	for _, n := range shortNames(src.Snapshots) {

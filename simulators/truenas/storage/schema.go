@@ -330,19 +330,19 @@ func contains(l []string, s string) bool {
 }
 
 // rangeCheck is the legacy Range validator / pydantic ge/le.
-func rangeCheck(pyd bool, min, max int64) func(any) string {
+func rangeCheck(pyd bool, lo, hi int64) func(any) string {
 	return func(v any) string {
 		n, ok := v.(int64)
-		if !ok || n >= min && n <= max {
+		if !ok || n >= lo && n <= hi {
 			return ""
 		}
 		if pyd {
-			if n < min {
-				return fmt.Sprintf("Input should be greater than or equal to %d", min)
+			if n < lo {
+				return fmt.Sprintf("Input should be greater than or equal to %d", lo)
 			}
-			return fmt.Sprintf("Input should be less than or equal to %d", max)
+			return fmt.Sprintf("Input should be less than or equal to %d", hi)
 		}
-		return fmt.Sprintf("Should be between %d and %d", min, max)
+		return fmt.Sprintf("Should be between %d and %d", lo, hi)
 	}
 }
 

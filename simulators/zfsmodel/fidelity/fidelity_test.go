@@ -84,10 +84,10 @@ func (c *comparer) run(t *testing.T, tools Tools, s script) {
 	if r := model.ZFS([]string{"set", "mountpoint=" + mnt, pool}, nil); r.Code != 0 {
 		t.Fatalf("model: zfs set mountpoint=%s %s: %s", mnt, pool, r.Stderr)
 	}
-	real := side{name: "zfs-fuse", t: FuseReal{Real{Bin: tools.ZFS}}, pool: pool, mnt: mnt}
+	realSide := side{name: "zfs-fuse", t: FuseReal{Real{Bin: tools.ZFS}}, pool: pool, mnt: mnt}
 	mod := side{name: "model", t: model, pool: pool, mnt: mnt}
 	for i, st := range s.steps {
-		c.step(t, fmt.Sprintf("%s step %d: %s", s.name, i+1, st), st, real, mod)
+		c.step(t, fmt.Sprintf("%s step %d: %s", s.name, i+1, st), st, realSide, mod)
 	}
 	c.scripts++
 }
@@ -98,11 +98,11 @@ type outcome struct {
 	Result
 }
 
-func (c *comparer) step(t *testing.T, label string, st step, real, mod side) {
+func (c *comparer) step(t *testing.T, label string, st step, realSide, mod side) {
 	t.Helper()
-	exp, err := do(st, real)
+	exp, err := do(st, realSide)
 	if err != nil {
-		t.Fatalf("%s: %s: %v", label, real.name, err)
+		t.Fatalf("%s: %s: %v", label, realSide.name, err)
 	}
 	got, err := do(st, mod)
 	if err != nil {
