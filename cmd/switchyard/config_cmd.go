@@ -16,7 +16,8 @@ func configCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: switchyard config check <main-config.yaml>")
 		return 2
 	}
-	ps := assembly.Check(args[1])
+	file := args[1]
+	ps := assembly.Check(file)
 	for _, p := range ps {
 		fmt.Fprintln(stdout, p.Error())
 	}
@@ -25,6 +26,6 @@ func configCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	// Warnings ("warning: ..." lines) point at what works but trusts more
 	// than the user may think; they do not fail the check.
-	fmt.Fprintf(stdout, "%s: ok\n", args[1])
+	fmt.Fprintf(stdout, "%s: ok\n", file)
 	return 0
 }

@@ -327,7 +327,7 @@ func TestBadConfig(t *testing.T) {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) {
 				h := startHost(t, infiniahost.Options{})
 				cl, err := serve(t, m, driverConfig(h, m, c.config(h)))
-				msg := ""
+				var msg string
 				if m.proxy {
 					if err != nil {
 						t.Fatalf("the proxy refused to start: %v", err)

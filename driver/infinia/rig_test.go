@@ -179,11 +179,6 @@ func (r *rig) id(handle string) string {
 	return handle
 }
 
-// handle is the Infinia handle of a CSI volume id.
-func (r *rig) handle(id string) string {
-	return strings.TrimPrefix(id, "v:infinia/")
-}
-
 // params are the StorageClass parameters: the service (and the proxy's
 // connection) with extra on top; an empty value removes a key.
 func (r *rig) params(extra map[string]string) map[string]string {
@@ -292,7 +287,7 @@ func newREST(t testing.TB, h *infiniahost.Host) *restClient {
 func (c *restClient) login() {
 	c.t.Helper()
 	parts := strings.Split(c.h.Account, "/")
-	req, _ := http.NewRequest("GET", c.h.URL+"/redapi/v1/auth_user", nil)
+	req, _ := http.NewRequest(http.MethodGet, c.h.URL+"/redapi/v1/auth_user", nil)
 	req.Header.Set("user_id", parts[2])
 	req.Header.Set("password", c.h.Password)
 	req.Header.Set("level", parts[0]+"/"+parts[1])

@@ -30,7 +30,7 @@ type fileStamp struct {
 func stampOf(fi os.FileInfo) fileStamp {
 	s := fileStamp{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.dev, s.ino = uint64(st.Dev), st.Ino
+		s.dev, s.ino = uint64(st.Dev), st.Ino //nolint:unconvert // Stat_t.Dev is uint32 on some platforms
 	}
 	return s
 }

@@ -77,9 +77,9 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 	if err := CheckConnectionName(conn); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: parameter %s: %v", ConnectionParameter, err)
 	}
-	real := proto.Clone(req).(*csipb.CreateVolumeRequest)
+	fwd := proto.Clone(req).(*csipb.CreateVolumeRequest)
 	if src := req.GetVolumeContentSource(); src != nil {
-		if err := p.realSource(conn, real.GetVolumeContentSource()); err != nil {
+		if err := p.realSource(conn, fwd.GetVolumeContentSource()); err != nil {
 			return nil, err
 		}
 	}
@@ -95,7 +95,7 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
 		}
 	}
-	resp, err := l.Driver.CreateVolume(ctx, real)
+	resp, err := l.Driver.CreateVolume(ctx, fwd)
 	if err != nil {
 		return nil, backendErr(l, "CreateVolume", err)
 	}
@@ -175,9 +175,9 @@ func (p *Controller) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeRe
 		return nil, err
 	}
 	defer l.Release()
-	real := proto.Clone(req).(*csipb.DeleteVolumeRequest)
-	real.VolumeId = id
-	resp, err := l.Driver.DeleteVolume(ctx, real)
+	fwd := proto.Clone(req).(*csipb.DeleteVolumeRequest)
+	fwd.VolumeId = id
+	resp, err := l.Driver.DeleteVolume(ctx, fwd)
 	if err != nil {
 		return nil, backendErr(l, "DeleteVolume", err)
 	}
@@ -209,9 +209,9 @@ func onVolume[R any](p *Controller, method, handle string, call func(l *Lease, i
 
 func (p *Controller) ControllerExpandVolume(ctx context.Context, req *csipb.ControllerExpandVolumeRequest) (*csipb.ControllerExpandVolumeResponse, error) {
 	return onVolume(p, "ControllerExpandVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerExpandVolumeResponse, error) {
-		real := proto.Clone(req).(*csipb.ControllerExpandVolumeRequest)
-		real.VolumeId = id
-		return l.Driver.ControllerExpandVolume(ctx, real)
+		fwd := proto.Clone(req).(*csipb.ControllerExpandVolumeRequest)
+		fwd.VolumeId = id
+		return l.Driver.ControllerExpandVolume(ctx, fwd)
 	})
 }
 
@@ -219,9 +219,9 @@ func (p *Controller) ValidateVolumeCapabilities(ctx context.Context, req *csipb.
 	return onVolume(p, "ValidateVolumeCapabilities", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
 		// Swap only the id: the request is not modified, so no deep copy on
 		// this hot path.
-		real := &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: id, VolumeContext: req.GetVolumeContext(),
+		fwd := &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: id, VolumeContext: req.GetVolumeContext(),
 			VolumeCapabilities: req.GetVolumeCapabilities(), Parameters: req.GetParameters(), Secrets: req.GetSecrets(), MutableParameters: req.GetMutableParameters()}
-		return l.Driver.ValidateVolumeCapabilities(ctx, real)
+		return l.Driver.ValidateVolumeCapabilities(ctx, fwd)
 	})
 }
 
@@ -238,9 +238,9 @@ func (p *Controller) ControllerGetVolume(ctx context.Context, req *csipb.Control
 
 func (p *Controller) ControllerModifyVolume(ctx context.Context, req *csipb.ControllerModifyVolumeRequest) (*csipb.ControllerModifyVolumeResponse, error) {
 	return onVolume(p, "ControllerModifyVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerModifyVolumeResponse, error) {
-		real := proto.Clone(req).(*csipb.ControllerModifyVolumeRequest)
-		real.VolumeId = id
-		return l.Driver.ControllerModifyVolume(ctx, real)
+		fwd := proto.Clone(req).(*csipb.ControllerModifyVolumeRequest)
+		fwd.VolumeId = id
+		return l.Driver.ControllerModifyVolume(ctx, fwd)
 	})
 }
 
@@ -254,9 +254,9 @@ func (p *Controller) ControllerPublishVolume(ctx context.Context, req *csipb.Con
 		return nil, status.Error(codes.InvalidArgument, "ControllerPublishVolume: volume_capability is required")
 	}
 	return onVolume(p, "ControllerPublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerPublishVolumeResponse, error) {
-		real := proto.Clone(req).(*csipb.ControllerPublishVolumeRequest)
-		real.VolumeId = id
-		resp, err := l.Driver.ControllerPublishVolume(ctx, real)
+		fwd := proto.Clone(req).(*csipb.ControllerPublishVolumeRequest)
+		fwd.VolumeId = id
+		resp, err := l.Driver.ControllerPublishVolume(ctx, fwd)
 		if status.Code(err) != codes.Unimplemented {
 			return resp, err
 		}
@@ -282,9 +282,9 @@ func (p *Controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.C
 		return &csipb.ControllerUnpublishVolumeResponse{}, nil // CSI: unpublishing a volume that does not exist succeeds
 	}
 	return onVolume(p, "ControllerUnpublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerUnpublishVolumeResponse, error) {
-		real := proto.Clone(req).(*csipb.ControllerUnpublishVolumeRequest)
-		real.VolumeId = id
-		resp, err := l.Driver.ControllerUnpublishVolume(ctx, real)
+		fwd := proto.Clone(req).(*csipb.ControllerUnpublishVolumeRequest)
+		fwd.VolumeId = id
+		resp, err := l.Driver.ControllerUnpublishVolume(ctx, fwd)
 		if status.Code(err) == codes.Unimplemented { // nothing was attached (see ControllerPublishVolume)
 			return &csipb.ControllerUnpublishVolumeResponse{}, nil
 		}

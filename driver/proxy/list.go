@@ -36,7 +36,7 @@ type page[E any] struct {
 // token says. A connection that cannot be used is skipped with a warning
 // (one broken file must not hide every other volume), as is one whose
 // driver cannot list.
-func listAcross[E any](p *Controller, method string, start string, max int32, list func(l *Lease, token string, max int32) (page[E], error)) ([]E, string, error) {
+func listAcross[E any](p *Controller, method string, start string, maxEntries int32, list func(l *Lease, token string, maxEntries int32) (page[E], error)) ([]E, string, error) {
 	names, err := p.conns.Names()
 	if err != nil {
 		return nil, "", status.Errorf(codes.FailedPrecondition, "%s: reading the connections folder: %v", method, err)
@@ -55,8 +55,8 @@ func listAcross[E any](p *Controller, method string, start string, max int32, li
 	var out []E
 	for ; i < len(names); i, token = i+1, "" {
 		remaining := int32(0)
-		if max > 0 {
-			remaining = max - int32(len(out))
+		if maxEntries > 0 {
+			remaining = maxEntries - int32(len(out))
 			if remaining == 0 {
 				return out, encodeToken(names[i], ""), nil
 			}
@@ -89,8 +89,8 @@ func (p *Controller) ListVolumes(ctx context.Context, req *csipb.ListVolumesRequ
 		return nil, status.Error(codes.InvalidArgument, "ListVolumes: max_entries must not be negative")
 	}
 	entries, next, err := listAcross(p, "ListVolumes", req.GetStartingToken(), req.GetMaxEntries(),
-		func(l *Lease, token string, max int32) (page[*csipb.ListVolumesResponse_Entry], error) {
-			resp, err := l.Driver.ListVolumes(ctx, &csipb.ListVolumesRequest{MaxEntries: max, StartingToken: token})
+		func(l *Lease, token string, maxEntries int32) (page[*csipb.ListVolumesResponse_Entry], error) {
+			resp, err := l.Driver.ListVolumes(ctx, &csipb.ListVolumesRequest{MaxEntries: maxEntries, StartingToken: token})
 			if err != nil {
 				return page[*csipb.ListVolumesResponse_Entry]{}, err
 			}
@@ -119,8 +119,8 @@ func (p *Controller) ListSnapshots(ctx context.Context, req *csipb.ListSnapshots
 		return p.listSnapshotsFiltered(ctx, req)
 	}
 	entries, next, err := listAcross(p, "ListSnapshots", req.GetStartingToken(), req.GetMaxEntries(),
-		func(l *Lease, token string, max int32) (page[*csipb.ListSnapshotsResponse_Entry], error) {
-			resp, err := l.Driver.ListSnapshots(ctx, &csipb.ListSnapshotsRequest{MaxEntries: max, StartingToken: token, Secrets: req.GetSecrets()})
+		func(l *Lease, token string, maxEntries int32) (page[*csipb.ListSnapshotsResponse_Entry], error) {
+			resp, err := l.Driver.ListSnapshots(ctx, &csipb.ListSnapshotsRequest{MaxEntries: maxEntries, StartingToken: token, Secrets: req.GetSecrets()})
 			if err != nil {
 				return page[*csipb.ListSnapshotsResponse_Entry]{}, err
 			}
@@ -133,28 +133,28 @@ func (p *Controller) ListSnapshots(ctx context.Context, req *csipb.ListSnapshots
 }
 
 func (p *Controller) listSnapshotsFiltered(ctx context.Context, req *csipb.ListSnapshotsRequest) (*csipb.ListSnapshotsResponse, error) {
-	real := &csipb.ListSnapshotsRequest{MaxEntries: req.GetMaxEntries(), StartingToken: req.GetStartingToken(), Secrets: req.GetSecrets()}
+	fwd := &csipb.ListSnapshotsRequest{MaxEntries: req.GetMaxEntries(), StartingToken: req.GetStartingToken(), Secrets: req.GetSecrets()}
 	conn := ""
 	if h := req.GetSnapshotId(); h != "" {
 		c, id, ok := p.snapshot(h)
 		if !ok {
 			return &csipb.ListSnapshotsResponse{}, nil // names no snapshot: nothing matches
 		}
-		conn, real.SnapshotId = c, id
+		conn, fwd.SnapshotId = c, id
 	}
 	if h := req.GetSourceVolumeId(); h != "" {
 		c, id, ok := p.volume(h)
 		if !ok || (conn != "" && c != conn) {
 			return &csipb.ListSnapshotsResponse{}, nil
 		}
-		conn, real.SourceVolumeId = c, id
+		conn, fwd.SourceVolumeId = c, id
 	}
 	l, err := p.conns.Acquire(conn, false)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Release()
-	resp, err := l.Driver.ListSnapshots(ctx, real)
+	resp, err := l.Driver.ListSnapshots(ctx, fwd)
 	if err != nil {
 		return nil, backendErr(l, "ListSnapshots", err)
 	}

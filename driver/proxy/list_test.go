@@ -26,20 +26,20 @@ func TestListVolumesAcrossConnections(t *testing.T) {
 	r.write("broken", "driver: [") // skipped, not fatal
 	r.write("empty", "driver: fake-test\nfake:\n  label: empty-"+t.Name()+"\n")
 	slices.Sort(want)
-	for _, max := range []int32{0, 1, 2, 4, 9, 100} {
-		t.Run(fmt.Sprint("max=", max), func(t *testing.T) {
+	for _, maxEntries := range []int32{0, 1, 2, 4, 9, 100} {
+		t.Run(fmt.Sprint("max=", maxEntries), func(t *testing.T) {
 			var got []string
 			token := ""
 			for pages := 0; ; pages++ {
 				if pages > 20 {
 					t.Fatal("paging does not end")
 				}
-				resp, err := r.ctl.ListVolumes(context.Background(), &csipb.ListVolumesRequest{MaxEntries: max, StartingToken: token})
+				resp, err := r.ctl.ListVolumes(context.Background(), &csipb.ListVolumesRequest{MaxEntries: maxEntries, StartingToken: token})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if max > 0 && len(resp.GetEntries()) > int(max) {
-					t.Fatalf("page of %d entries for max %d", len(resp.GetEntries()), max)
+				if maxEntries > 0 && len(resp.GetEntries()) > int(maxEntries) {
+					t.Fatalf("page of %d entries for max %d", len(resp.GetEntries()), maxEntries)
 				}
 				for _, e := range resp.GetEntries() {
 					got = append(got, e.GetVolume().GetVolumeId())

@@ -88,10 +88,10 @@ func TestCheckConnectionHandleLength(t *testing.T) {
 	if ps := CheckConnection(name, file, config.Tree{}, s); len(ps) != 0 {
 		t.Fatalf("63-char name with 40-byte ids: %v", ps)
 	}
-	withLimits := func(max int) config.Problems {
+	withLimits := func(limit int) config.Problems {
 		typ, _ := lookupFake()
 		old := typ.MaxVolumeIDLen
-		typ.MaxVolumeIDLen = max
+		typ.MaxVolumeIDLen = limit
 		defer func() { typ.MaxVolumeIDLen = old }()
 		return CheckConnection(name, file, config.Tree{}, s)
 	}

@@ -18,9 +18,9 @@ func (p *Controller) CreateSnapshot(ctx context.Context, req *csipb.CreateSnapsh
 		return nil, status.Error(codes.InvalidArgument, "CreateSnapshot: source_volume_id is required")
 	}
 	return onVolume(p, "CreateSnapshot", req.GetSourceVolumeId(), func(l *Lease, id string) (*csipb.CreateSnapshotResponse, error) {
-		real := proto.Clone(req).(*csipb.CreateSnapshotRequest)
-		real.SourceVolumeId = id
-		resp, err := l.Driver.CreateSnapshot(ctx, real)
+		fwd := proto.Clone(req).(*csipb.CreateSnapshotRequest)
+		fwd.SourceVolumeId = id
+		resp, err := l.Driver.CreateSnapshot(ctx, fwd)
 		if err != nil {
 			return nil, err
 		}
@@ -53,9 +53,9 @@ func (p *Controller) DeleteSnapshot(ctx context.Context, req *csipb.DeleteSnapsh
 		return nil, err
 	}
 	defer l.Release()
-	real := proto.Clone(req).(*csipb.DeleteSnapshotRequest)
-	real.SnapshotId = id
-	resp, err := l.Driver.DeleteSnapshot(ctx, real)
+	fwd := proto.Clone(req).(*csipb.DeleteSnapshotRequest)
+	fwd.SnapshotId = id
+	resp, err := l.Driver.DeleteSnapshot(ctx, fwd)
 	if err != nil {
 		return nil, backendErr(l, "DeleteSnapshot", err)
 	}
@@ -75,9 +75,9 @@ func (p *Controller) GetSnapshot(ctx context.Context, req *csipb.GetSnapshotRequ
 		return nil, err
 	}
 	defer l.Release()
-	real := proto.Clone(req).(*csipb.GetSnapshotRequest)
-	real.SnapshotId = id
-	resp, err := l.Driver.GetSnapshot(ctx, real)
+	fwd := proto.Clone(req).(*csipb.GetSnapshotRequest)
+	fwd.SnapshotId = id
+	resp, err := l.Driver.GetSnapshot(ctx, fwd)
 	if status.Code(err) == codes.Unimplemented {
 		// GET_SNAPSHOT is advertised for every connection: a backend that
 		// only lists snapshots answers through its list.

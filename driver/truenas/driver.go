@@ -47,7 +47,6 @@ func (k kind) fsTypes() []string {
 
 func init() {
 	for _, k := range kinds {
-		k := k
 		var warnings func(config.Tree) []config.Problem
 		if k.ssh {
 			warnings = engine.SSHWarnings

@@ -126,8 +126,8 @@ func TestLifecycle(t *testing.T) {
 			if err != nil || len(lv.GetEntries()) != 2 {
 				t.Fatalf("list: %v %v", lv, err)
 			}
-			if cap, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil || cap.GetAvailableCapacity() <= 0 {
-				t.Fatalf("capacity: %v %v", cap, err)
+			if capResp, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil || capResp.GetAvailableCapacity() <= 0 {
+				t.Fatalf("capacity: %v %v", capResp, err)
 			}
 			for _, id := range []string{clone.GetVolume().GetVolumeId()} {
 				if _, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id}); err != nil {

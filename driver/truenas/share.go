@@ -52,7 +52,7 @@ func assetName(s shareSettings, r engine.ShareRequest) string {
 }
 
 // checkAssetName refuses names the API would refuse, before any call.
-func checkAssetName(section, name string, max int) error {
+func checkAssetName(section, name string, maxLen int) error {
 	if name == "" {
 		return status.Errorf(codes.InvalidArgument, "%s.nameTemplate rendered an empty name", section)
 	}
@@ -61,8 +61,8 @@ func checkAssetName(section, name string, max int) error {
 			return status.Errorf(codes.InvalidArgument, "%s name %q contains %q: names may hold a-z, 0-9, '-', '_', '.' and ':' (check %s.nameTemplate, namePrefix and nameSuffix)", section, name, c, section)
 		}
 	}
-	if len(name) > max {
-		return status.Errorf(codes.FailedPrecondition, "%s name %s is %d characters; TrueNAS allows %d: shorten %s.namePrefix/nameSuffix/nameTemplate", section, name, len(name), max, section)
+	if len(name) > maxLen {
+		return status.Errorf(codes.FailedPrecondition, "%s name %s is %d characters; TrueNAS allows %d: shorten %s.namePrefix/nameSuffix/nameTemplate", section, name, len(name), maxLen, section)
 	}
 	return nil
 }

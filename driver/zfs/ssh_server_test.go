@@ -63,7 +63,7 @@ type testPTY struct {
 // sharedHostKey is the host key of every test server that is not given
 // one: host keys are trusted per address for the whole process, and a
 // later test's server may get a port an earlier one had.
-var sharedHostKey = sync.OnceValue(func() ssh.Signer { return newHostSigner() })
+var sharedHostKey = sync.OnceValue(newHostSigner)
 
 func newHostSigner() ssh.Signer {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)

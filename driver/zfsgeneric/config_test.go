@@ -51,7 +51,7 @@ func TestParseNFSConfig(t *testing.T) {
 }
 
 func TestConfigProblemsNameTheKey(t *testing.T) {
-	replace := func(old, new string) string { return strings.Replace(nfsConfig, old, new, 1) }
+	replace := func(from, to string) string { return strings.Replace(nfsConfig, from, to, 1) }
 	cases := []struct {
 		name, yaml, key, msg string
 	}{

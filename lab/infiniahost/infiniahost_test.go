@@ -29,7 +29,7 @@ func login(t *testing.T, h *Host) int {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
 	}
 	parts := strings.Split(h.Account, "/")
-	req, _ := http.NewRequest("GET", h.URL+"/redapi/v1/auth_user", nil)
+	req, _ := http.NewRequest(http.MethodGet, h.URL+"/redapi/v1/auth_user", nil)
 	req.Header.Set("user_id", parts[2])
 	req.Header.Set("password", h.Password)
 	req.Header.Set("level", parts[0]+"/"+parts[1])
@@ -42,7 +42,7 @@ func login(t *testing.T, h *Host) int {
 	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode == 200 && env.Data.Token == "" {
+	if resp.StatusCode == http.StatusOK && env.Data.Token == "" {
 		t.Error("200 without a token")
 	}
 	return resp.StatusCode

@@ -204,8 +204,8 @@ func (v *vfs) addACL(p string, fi fileInfo, ops []string) error {
 // start with prefix, sorted.
 func (v *vfs) files(dir, prefix string) []string {
 	var out []string
-	if real, ok := v.host.HostPath(dir); ok {
-		ents, _ := os.ReadDir(real)
+	if hostDir, ok := v.host.HostPath(dir); ok {
+		ents, _ := os.ReadDir(hostDir)
 		for _, e := range ents {
 			if e.Type().IsRegular() && strings.HasPrefix(e.Name(), prefix) {
 				out = append(out, e.Name())
@@ -226,8 +226,8 @@ func (v *vfs) files(dir, prefix string) []string {
 
 // removeFile deletes a regular file; a missing file is not an error.
 func (v *vfs) removeFile(p string) error {
-	if real, ok := v.host.HostPath(p); ok {
-		if err := os.Remove(real); err != nil && !os.IsNotExist(err) {
+	if hostFile, ok := v.host.HostPath(p); ok {
+		if err := os.Remove(hostFile); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 		return nil

@@ -46,7 +46,7 @@ func TestReadSettings(t *testing.T) {
 }
 
 func TestSettingsProblemsNameTheKey(t *testing.T) {
-	replace := func(old, new string) string { return strings.Replace(zfsSection, old, new, 1) }
+	replace := func(from, to string) string { return strings.Replace(zfsSection, from, to, 1) }
 	cases := []struct {
 		name, yaml, key, msg string
 	}{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 	raw, _ := json.Marshal(vc)
-	final := append(shareProps, zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propSuccess, Value: "true"})
+	final := append(slices.Clone(shareProps), zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propSuccess, Value: "true"})
 	if err := e.zfs.Set(ctx, ds, final...); err != nil {
 		return nil, e.zfsErr(err, "marking "+ds+" provisioned")
 	}
@@ -600,12 +601,12 @@ func (e *Engine) rollback(ds string) {
 // smallest quota (CSI allows more than required_bytes), unless
 // limit_bytes forbids it.
 func (e *Engine) atLeastMinQuota(size int64, r *csi.CapacityRange) (int64, error) {
-	min := e.plat.MinQuota()
-	if e.cfg.kind == volume || !e.cfg.quotas || min == 0 || size >= min {
+	least := e.plat.MinQuota()
+	if e.cfg.kind == volume || !e.cfg.quotas || least == 0 || size >= least {
 		return size, nil
 	}
-	if l := r.GetLimitBytes(); l > 0 && l < min {
-		return 0, status.Errorf(codes.OutOfRange, "limit_bytes %d is below %d, the smallest quota %s accepts", l, min, e.cfg.driver)
+	if l := r.GetLimitBytes(); l > 0 && l < least {
+		return 0, status.Errorf(codes.OutOfRange, "limit_bytes %d is below %d, the smallest quota %s accepts", l, least, e.cfg.driver)
 	}
-	return min, nil
+	return least, nil
 }
