@@ -143,4 +143,3 @@ func FuzzCapacity(f *testing.F) {
 		}
 	})
 }
-
