@@ -69,8 +69,9 @@ bench: build ## benchmarks: proxy overhead, backends' create/delete, Infinia lif
 	SANITY_VM_BENCH=1 SANITY_VM_RUN='^$$' $(GO) test -count=1 -run TestSanityInVM -v ./sanity/ | grep -E 'ns/op|VM:|vm tier'
 	$(BIN)/switchyard-lab bench --connections 100
 
-fuzz: ## fuzz the handle parser for 30s
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./driver/proxy/
+FUZZTIME ?= 10s
+fuzz: ## every fuzz target for FUZZTIME each (default 10s), a summary table; stops at the first crash and names its reproducer
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 clean: ## remove build output
 	rm -rf $(BIN)

@@ -63,6 +63,12 @@ func Build(s Settings, f Facts) (string, error) {
 		}
 		parts = append(parts, p)
 	}
+	// '/' separates the parts: a value holding one would not read back.
+	for _, p := range parts {
+		if _, v, _ := strings.Cut(p, "="); strings.Contains(v, "/") {
+			return "", fmt.Errorf("node id part %.80q contains '/', which separates node id parts; disable that part or, for an IQN or NQN, add a prefix that covers the '/'", p)
+		}
+	}
 	id := strings.Join(parts, "/")
 	if id == "" {
 		return "", fmt.Errorf("node id is empty: enable at least one of proxy.nodeId.parts")

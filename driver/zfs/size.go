@@ -2,6 +2,7 @@ package zfs
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -33,10 +34,15 @@ func ParseSize(s string) (int64, error) {
 		return n * mult, nil
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || mult == 1 {
+	if err != nil || !(f >= 0) || mult == 1 {
 		return 0, fmt.Errorf("invalid size %q: use bytes or a number with K, M, G, T, P or E", s)
 	}
-	return int64(f * float64(mult)), nil
+	// Inf, NaN and values of 8 EiB or more do not fit in int64: converting
+	// them gives a negative size.
+	if b := f * float64(mult); b < math.MaxInt64 {
+		return int64(b), nil
+	}
+	return 0, fmt.Errorf("invalid size %q: larger than 8E", s)
 }
 
 func upper(c byte) byte {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -142,6 +143,11 @@ func tokenLifetime(tok string) time.Duration {
 		Exp, Iat float64
 	}
 	if json.Unmarshal(raw, &claims) != nil || claims.Exp <= claims.Iat || claims.Iat <= 0 {
+		return 0
+	}
+	// A lifetime beyond time.Duration's ~292 years would convert to a
+	// negative duration: treat it as no lifetime (refresh on 401).
+	if claims.Exp-claims.Iat >= float64(math.MaxInt64)/float64(time.Second) {
 		return 0
 	}
 	return time.Duration((claims.Exp - claims.Iat) * float64(time.Second))
