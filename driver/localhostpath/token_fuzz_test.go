@@ -12,13 +12,13 @@ import (
 
 // FuzzPageToken: a token reads back only as a safe directory name (never
 // "..", "/" or NUL, so it cannot leave the volumes folder); a page is at
-// most max long and its next token starts the following page.
+// most maxEntries long and its next token starts the following page.
 func FuzzPageToken(f *testing.F) {
 	f.Add("from:pvc-2", "pvc-1,pvc-2,pvc-3", int32(1))
 	f.Add("from:..", "a", int32(0))
 	f.Add("from:a/b", "", int32(2))
 	f.Add("", "b,a", int32(1))
-	f.Fuzz(func(t *testing.T, tok, list string, max int32) {
+	f.Fuzz(func(t *testing.T, tok, list string, maxEntries int32) {
 		start, err := parseToken("ListVolumes", tok)
 		if err != nil {
 			if status.Code(err) != codes.Aborted {
@@ -32,12 +32,12 @@ func FuzzPageToken(f *testing.F) {
 		names := strings.Split(list, ",")
 		sort.Strings(names)
 		names = slices.Compact(names) // directory names are unique
-		if max < 0 {
-			max = 0
+		if maxEntries < 0 {
+			maxEntries = 0
 		}
-		pg, next := paginate(names, start, max)
-		if max > 0 && len(pg) > int(max) {
-			t.Fatalf("page of %d for max %d", len(pg), max)
+		pg, next := paginate(names, start, maxEntries)
+		if maxEntries > 0 && len(pg) > int(maxEntries) {
+			t.Fatalf("page of %d for maxEntries %d", len(pg), maxEntries)
 		}
 		for _, n := range pg {
 			if n < start {

@@ -18,7 +18,7 @@ func FuzzPageToken(f *testing.F) {
 	f.Add("", "a,b,c", int32(0))
 	f.Add("after:", "a", int32(5))
 	f.Add("before:x", "", int32(-1))
-	f.Fuzz(func(t *testing.T, tok, list string, max int32) {
+	f.Fuzz(func(t *testing.T, tok, list string, maxEntries int32) {
 		after, err := parseToken(tok)
 		if err != nil {
 			if status.Code(err) != codes.Aborted {
@@ -31,12 +31,12 @@ func FuzzPageToken(f *testing.F) {
 		}
 		keys := strings.Split(list, ",")
 		sort.Strings(keys)
-		if max < 0 {
-			max = 0
+		if maxEntries < 0 {
+			maxEntries = 0
 		}
-		from, to, next := page(len(keys), func(i int) string { return keys[i] }, after, max)
-		if from < 0 || to < from || to > len(keys) || (max > 0 && to-from > int(max)) {
-			t.Fatalf("page(%q after %q, max %d) = [%d, %d)", keys, after, max, from, to)
+		from, to, next := page(len(keys), func(i int) string { return keys[i] }, after, maxEntries)
+		if from < 0 || to < from || to > len(keys) || (maxEntries > 0 && to-from > int(maxEntries)) {
+			t.Fatalf("page(%q after %q, maxEntries %d) = [%d, %d)", keys, after, maxEntries, from, to)
 		}
 		for _, k := range keys[from:to] {
 			if k <= after {
