@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 // Failure is why a config names no driver type switchyard can run. Each
@@ -84,7 +85,7 @@ func Resolve(tree config.Tree, file string) (*Type, error) {
 		if s := suggest(name); s != "" {
 			hint = fmt.Sprintf("; did you mean %q?", s)
 		}
-		return fail(UnknownDriver, "unknown driver %q%s; known: %s (proxy only in a main config)", name, hint, strings.Join(Names(), ", "))
+		return fail(UnknownDriver, "unknown driver %s%s; known: %s (proxy only in a main config)", echo.Quote(name), hint, strings.Join(Names(), ", "))
 	}
 	if typ.Validate != nil {
 		if ps := config.Problems(typ.Validate(tree)); len(ps) > 0 {

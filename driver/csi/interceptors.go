@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
@@ -38,13 +39,24 @@ func statusOnly(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc
 	if err == nil {
 		return resp, nil
 	}
-	if _, ok := status.FromError(err); ok {
-		return nil, err
+	if s, ok := status.FromError(err); ok {
+		return nil, bounded(s)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return nil, status.FromContextError(err).Err()
 	}
-	return nil, status.Error(codes.Internal, err.Error())
+	return nil, bounded(status.New(codes.Internal, err.Error()))
+}
+
+// bounded cuts an error message that echoes too much input (echo.Message):
+// whatever a backend quoted, no answer repeats kilobytes of a request.
+func bounded(s *status.Status) error {
+	if len(s.Message()) <= echo.MaxMessage {
+		return s.Err()
+	}
+	p := s.Proto()
+	p.Message = echo.Message(p.Message)
+	return status.ErrorProto(p)
 }
 
 // locker serialises calls that act on the same volume, name or snapshot;

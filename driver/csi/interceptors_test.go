@@ -37,6 +37,10 @@ func (c *testController) CreateVolume(ctx context.Context, req *csipb.CreateVolu
 	case "slow":
 		<-c.slow
 	}
+	if strings.HasPrefix(req.GetName(), "echo-") {
+		// A backend that quotes its whole input back.
+		return nil, status.Errorf(codes.InvalidArgument, "name %q is not usable", req.GetName())
+	}
 	return &csipb.CreateVolumeResponse{Volume: &csipb.Volume{VolumeId: req.GetName()}}, nil
 }
 
@@ -267,5 +271,19 @@ func TestLockKeys(t *testing.T) {
 		if got := strings.Join(lockKeys(tt.req), ","); got != tt.want {
 			t.Errorf("lockKeys(%T) = %q; want %q", tt.req, got, tt.want)
 		}
+	}
+}
+
+// No answer repeats kilobytes of a request, whatever a backend quoted.
+func TestLongMessagesAreCut(t *testing.T) {
+	_, c := startServer(t, &testController{}, slog.New(slog.DiscardHandler))
+	long := "echo-" + strings.Repeat("x", 10_000)
+	_, err := c.CreateVolume(context.Background(), &csipb.CreateVolumeRequest{Name: long})
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument {
+		t.Fatalf("code %v; the cut must keep the backend's code", st.Code())
+	}
+	if n := len(st.Message()); n > 2200 || !strings.HasPrefix(st.Message(), `name "echo-xxx`) || !strings.Contains(st.Message(), "message cut") {
+		t.Fatalf("message of %d bytes: %.120s…", n, st.Message())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/infinia/api"
 )
 
@@ -29,7 +30,7 @@ func decodeToken(tok string) (handle, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	parts := strings.Split(string(raw), "\x00")
 	if err != nil || len(parts) != 5 || parts[0] != tokenVersion {
-		return handle{}, status.Errorf(codes.Aborted, "starting_token %q was not issued by this driver", tok)
+		return handle{}, status.Errorf(codes.Aborted, "starting_token %s was not issued by this driver", echo.Quote(tok))
 	}
 	return handle{account: parts[1], subtenant: parts[2], service: parts[3], volume: parts[4]}, nil
 }

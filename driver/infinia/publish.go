@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/infinia/api"
 )
 
@@ -28,9 +29,9 @@ func (d *Driver) hostNQN(nodeID string) (string, error) {
 	}
 	switch {
 	case parseErr != nil:
-		return "", status.Errorf(codes.NotFound, "node id %q cannot be read: %v", nodeID, parseErr)
+		return "", status.Errorf(codes.NotFound, "node id %s cannot be read: %v", echo.Quote(nodeID), parseErr)
 	case nqn == "":
-		return "", status.Errorf(codes.NotFound, "node id %q carries no NVMe host NQN: enable proxy.nodeId.parts.nqn (the node then reports /etc/nvme/hostnqn)", nodeID)
+		return "", status.Errorf(codes.NotFound, "node id %s carries no NVMe host NQN: enable proxy.nodeId.parts.nqn (the node then reports /etc/nvme/hostnqn)", echo.Quote(nodeID))
 	case !strings.HasPrefix(nqn, "nqn.") || len(nqn) > maxNQNLen:
 		return "", status.Errorf(codes.NotFound, "node id %q: %q is not an NVMe qualified name (nqn.…, at most %d bytes)", nodeID, nqn, maxNQNLen)
 	}
@@ -56,7 +57,7 @@ func (d *Driver) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 	}
 	h, ok := parseHandle(req.GetVolumeId())
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "volume %q does not exist: it is not an Infinia volume handle (<cluster>/<tenant>/<account>:<subtenant>/<service>/<volume>)", req.GetVolumeId())
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist: it is not an Infinia volume handle (<cluster>/<tenant>/<account>:<subtenant>/<service>/<volume>)", echo.Quote(req.GetVolumeId()))
 	}
 	t, err := d.resolve(h, req.GetSecrets())
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/infinia/api"
 )
 
@@ -20,7 +21,7 @@ func (d *Driver) targetOf(id string, secrets map[string]string) (target, error) 
 	}
 	h, ok := parseHandle(id)
 	if !ok {
-		return target{}, status.Errorf(codes.NotFound, "volume %q does not exist: it is not an Infinia volume handle (<cluster>/<tenant>/<account>:<subtenant>/<service>/<volume>)", id)
+		return target{}, status.Errorf(codes.NotFound, "volume %s does not exist: it is not an Infinia volume handle (<cluster>/<tenant>/<account>:<subtenant>/<service>/<volume>)", echo.Quote(id))
 	}
 	return d.resolve(h, secrets)
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 // tokenPrefix starts every page token; the rest is the directory name the
@@ -27,7 +29,7 @@ func parseToken(call, token string) (string, error) {
 	}
 	name, ok := strings.CutPrefix(token, tokenPrefix)
 	if !ok || !safeComponent(name) {
-		return "", status.Errorf(codes.Aborted, "%s: starting_token %q was not returned by this driver; list again from the start", call, token)
+		return "", status.Errorf(codes.Aborted, "%s: starting_token %s was not returned by this driver; list again from the start", call, echo.Quote(token))
 	}
 	return name, nil
 }

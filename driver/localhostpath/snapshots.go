@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 // isSnapshotDir reports whether a directory name from a request can name a
@@ -34,7 +36,7 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 		return nil, status.Errorf(codes.InvalidArgument, "CreateSnapshot %q: snapshot driver %q is not supported by switchyard's local-hostpath; only filecopy is (set parameters.driver to filecopy or remove it)", name, driver)
 	}
 	if !isVolumeName(srcID) {
-		return nil, status.Errorf(codes.NotFound, "CreateSnapshot %q: source volume %q not found (not a local-hostpath volume id)", name, srcID)
+		return nil, status.Errorf(codes.NotFound, "CreateSnapshot %q: source volume %s not found (not a local-hostpath volume id)", name, echo.Quote(srcID))
 	}
 
 	unlock := d.locks.lock("s:"+id, "v:"+srcID)

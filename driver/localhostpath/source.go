@@ -7,6 +7,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 const (
@@ -78,7 +80,7 @@ func (d *Driver) sourcePath(s *contentSource) (string, error) {
 	}
 	if s.Type == sourceVolume {
 		if !isVolumeName(s.ID) {
-			return "", status.Errorf(codes.NotFound, "CreateVolume: source volume %q not found (not a local-hostpath volume id)", s.ID)
+			return "", status.Errorf(codes.NotFound, "CreateVolume: source volume %s not found (not a local-hostpath volume id)", echo.Quote(s.ID))
 		}
 		path := d.store.volumePath(s.ID)
 		ok, err := isDir(path)
@@ -95,7 +97,7 @@ func (d *Driver) sourcePath(s *contentSource) (string, error) {
 		return "", status.Errorf(codes.InvalidArgument, "CreateVolume: source snapshot %q was cut by democratic-csi's %q snapshot driver; switchyard only restores filecopy snapshots", s.ID, ref.driver)
 	}
 	if !isSnapshotDir(ref.dir) {
-		return "", status.Errorf(codes.NotFound, "CreateVolume: source snapshot %q not found (not a local-hostpath snapshot id)", s.ID)
+		return "", status.Errorf(codes.NotFound, "CreateVolume: source snapshot %s not found (not a local-hostpath snapshot id)", echo.Quote(s.ID))
 	}
 	path := d.store.snapshotPath(ref.dir)
 	ok, err := isDir(path)

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 // ConnectionParameter is the StorageClass parameter naming the connection.
@@ -140,10 +142,10 @@ func (p *Controller) realSource(conn string, src *csipb.VolumeContentSource) err
 		return status.Error(codes.InvalidArgument, "CreateVolume: volume_content_source names neither a snapshot nor a volume")
 	}
 	if !ok {
-		return status.Errorf(codes.NotFound, "CreateVolume: source %s %q does not exist", kind, handle)
+		return status.Errorf(codes.NotFound, "CreateVolume: source %s %s does not exist", kind, echo.Quote(handle))
 	}
 	if srcConn != conn {
-		return status.Errorf(codes.InvalidArgument, "CreateVolume: source %s %q is on connection %s, the new volume on %s; clones and restores must stay on one connection", kind, handle, srcConn, conn)
+		return status.Errorf(codes.InvalidArgument, "CreateVolume: source %s %s is on connection %s, the new volume on %s; clones and restores must stay on one connection", kind, echo.Quote(handle), srcConn, conn)
 	}
 	if s := src.GetSnapshot(); s != nil {
 		s.SnapshotId = id
@@ -193,7 +195,7 @@ func onVolume[R any](p *Controller, method, handle string, call func(l *Lease, i
 	}
 	conn, id, ok := p.volume(handle)
 	if !ok {
-		return zero, status.Errorf(codes.NotFound, "%s: volume %q does not exist (not a handle of this driver)", method, handle)
+		return zero, status.Errorf(codes.NotFound, "%s: volume %s does not exist (not a handle of this driver)", method, echo.Quote(handle))
 	}
 	l, err := p.conns.Acquire(conn, false)
 	if err != nil {

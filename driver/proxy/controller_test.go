@@ -11,6 +11,7 @@ import (
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Handles that cannot name a volume: NOT_FOUND where one is needed, OK for
@@ -308,4 +309,29 @@ func TestGetSnapshotThroughList(t *testing.T) {
 	}
 	_, err = r.ctl.GetSnapshot(context.Background(), &csipb.GetSnapshotRequest{SnapshotId: "s:a/snap-2"})
 	wantCode(t, "missing snapshot", err, codes.NotFound, "connection a", "snap-2")
+}
+
+// A 10 KB handle or token is quoted back only in part (echo.Quote).
+func TestLongInputsAreNotEchoed(t *testing.T) {
+	r := newRig(t)
+	r.fake("a")
+	ctx := context.Background()
+	long := "v:a/" + strings.Repeat("x", 10_000)
+	_, err := r.ctl.ControllerExpandVolume(ctx, &csipb.ControllerExpandVolumeRequest{VolumeId: "v:" + strings.Repeat("y", 10_000), CapacityRange: &csipb.CapacityRange{RequiredBytes: 1}})
+	checkShort(t, "ControllerExpandVolume", err, codes.NotFound)
+	_, err = r.ctl.GetSnapshot(ctx, &csipb.GetSnapshotRequest{SnapshotId: long})
+	checkShort(t, "GetSnapshot", err, codes.NotFound)
+	_, err = r.ctl.ListVolumes(ctx, &csipb.ListVolumesRequest{StartingToken: strings.Repeat("z", 10_000)})
+	checkShort(t, "ListVolumes", err, codes.Aborted)
+	_, err = r.ctl.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-1", Parameters: map[string]string{"connection": "a"},
+		VolumeContentSource: &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Volume{Volume: &csipb.VolumeContentSource_VolumeSource{VolumeId: strings.Repeat("w", 10_000)}}}})
+	checkShort(t, "CreateVolume from a source", err, codes.NotFound)
+}
+
+func checkShort(t *testing.T, call string, err error, code codes.Code) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != code || len(st.Message()) > 400 || !strings.Contains(st.Message(), "bytes)") {
+		t.Errorf("%s: %v, %d bytes: %.200s; want %v quoting the input in part", call, st.Code(), len(st.Message()), st.Message(), code)
+	}
 }

@@ -7,6 +7,8 @@ package proxy
 import (
 	"fmt"
 	"strings"
+
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 // MaxHandleLen is CSI's limit for volume_id and snapshot_id.
@@ -30,15 +32,15 @@ func CheckConnectionName(name string) error {
 		return fmt.Errorf("connection name is empty")
 	}
 	if len(name) > MaxConnectionNameLen {
-		return fmt.Errorf("connection name %q is %d characters long; at most %d are allowed", name, len(name), MaxConnectionNameLen)
+		return fmt.Errorf("connection name %s is %d characters long; at most %d are allowed", echo.Quote(name), len(name), MaxConnectionNameLen)
 	}
 	if !isAlnum(name[0]) {
-		return fmt.Errorf("connection name %q must start with a letter or digit", name)
+		return fmt.Errorf("connection name %s must start with a letter or digit", echo.Quote(name))
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !isAlnum(c) && c != '.' && c != '_' && c != '-' {
-			return fmt.Errorf("connection name %q contains %q; only letters, digits, '.', '_' and '-' are allowed", name, c)
+			return fmt.Errorf("connection name %s contains %q; only letters, digits, '.', '_' and '-' are allowed", echo.Quote(name), c)
 		}
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 // A page token names the connection to continue with and that backend's
@@ -45,7 +47,7 @@ func listAcross[E any](p *Controller, method string, start string, maxEntries in
 	if start != "" {
 		conn, bt, ok := decodeToken(start)
 		if !ok {
-			return nil, "", status.Errorf(codes.Aborted, "%s: starting_token %q is not a token this driver issued", method, start)
+			return nil, "", status.Errorf(codes.Aborted, "%s: starting_token %s is not a token this driver issued", method, echo.Quote(start))
 		}
 		if i, ok = slices.BinarySearch(names, conn); !ok {
 			return nil, "", status.Errorf(codes.Aborted, "%s: starting_token names connection %s, which no longer exists", method, conn)

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-csi/switchyard/driver/echo"
 )
 
 func (p *Controller) CreateSnapshot(ctx context.Context, req *csipb.CreateSnapshotRequest) (*csipb.CreateSnapshotResponse, error) {
@@ -68,7 +70,7 @@ func (p *Controller) GetSnapshot(ctx context.Context, req *csipb.GetSnapshotRequ
 	}
 	conn, id, ok := p.snapshot(req.GetSnapshotId())
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "GetSnapshot: snapshot %q does not exist (not a handle of this driver)", req.GetSnapshotId())
+		return nil, status.Errorf(codes.NotFound, "GetSnapshot: snapshot %s does not exist (not a handle of this driver)", echo.Quote(req.GetSnapshotId()))
 	}
 	l, err := p.conns.Acquire(conn, false)
 	if err != nil {

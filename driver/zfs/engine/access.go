@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
@@ -192,7 +193,7 @@ func (e *Engine) ControllerUnpublishVolume(ctx context.Context, req *csi.Control
 // NOT_FOUND when there is none.
 func (e *Engine) readVolume(ctx context.Context, id string) (string, zfs.Properties, error) {
 	if !volumeIDOK(id) {
-		return "", nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
+		return "", nil, status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
 	}
 	ds := e.cfg.datasetName(id)
 	props, err := e.zfs.Get(ctx, ds, e.volumeProps()...)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
@@ -26,7 +27,7 @@ func parseToken(tok string) (string, error) {
 		return "", nil
 	}
 	if !strings.HasPrefix(tok, tokenPrefix) || len(tok) == len(tokenPrefix) {
-		return "", status.Errorf(codes.Aborted, "starting_token %q was not issued by this driver", tok)
+		return "", status.Errorf(codes.Aborted, "starting_token %s was not issued by this driver", echo.Quote(tok))
 	}
 	return tok[len(tokenPrefix):], nil
 }
@@ -117,7 +118,7 @@ func (e *Engine) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (
 		return nil, err
 	}
 	if len(snaps) == 0 {
-		return nil, status.Errorf(codes.NotFound, "snapshot %q does not exist", req.GetSnapshotId())
+		return nil, status.Errorf(codes.NotFound, "snapshot %s does not exist", echo.Quote(req.GetSnapshotId()))
 	}
 	return &csi.GetSnapshotResponse{Snapshot: snaps[0]}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/volumeid"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
@@ -62,7 +63,7 @@ func (e *Engine) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 		return nil, status.Errorf(codes.InvalidArgument, "snapshot name %q contains invalid characters %q: only A-Z, a-z, 0-9, _, -, :, . and + are allowed", name, bad)
 	}
 	if !volumeIDOK(srcID) {
-		return nil, status.Errorf(codes.NotFound, "source volume %q does not exist", srcID)
+		return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", echo.Quote(srcID))
 	}
 	detached, _ := strconv.ParseBool(req.GetParameters()["detachedSnapshots"])
 	if detached && e.cfg.snapshot == "" {

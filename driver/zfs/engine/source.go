@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
@@ -36,7 +37,7 @@ func (e *Engine) parseSource(cs *csi.VolumeContentSource) (*source, error) {
 		id := cs.GetSnapshot().GetSnapshotId()
 		ref, ok := e.parseSnapshotID(id)
 		if !ok {
-			return nil, status.Errorf(codes.NotFound, "source snapshot %q does not exist", id)
+			return nil, status.Errorf(codes.NotFound, "source snapshot %s does not exist", echo.Quote(id))
 		}
 		s := &source{kind: "snapshot", id: id}
 		if ref.detached {
@@ -48,7 +49,7 @@ func (e *Engine) parseSource(cs *csi.VolumeContentSource) (*source, error) {
 	case cs.GetVolume() != nil:
 		id := cs.GetVolume().GetVolumeId()
 		if !volumeIDOK(id) {
-			return nil, status.Errorf(codes.NotFound, "source volume %q does not exist", id)
+			return nil, status.Errorf(codes.NotFound, "source volume %s does not exist", echo.Quote(id))
 		}
 		return &source{kind: "volume", id: id, of: e.cfg.datasetName(id), temporary: true}, nil
 	}

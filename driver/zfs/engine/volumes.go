@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
+	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 	"github.com/switchyard-csi/switchyard/driver/volumeid"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
@@ -459,7 +460,7 @@ func (e *Engine) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		return nil, status.Error(codes.InvalidArgument, "capacity_range is required")
 	}
 	if !volumeIDOK(id) {
-		return nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
 	}
 	ds := e.cfg.datasetName(id)
 	props, err := e.zfs.Get(ctx, ds, "type", "volsize", "volblocksize", "refquota")
@@ -527,7 +528,7 @@ func (e *Engine) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 // getVolume reads one volume; NOT_FOUND when there is no such managed dataset.
 func (e *Engine) getVolume(ctx context.Context, id string) (*csi.Volume, error) {
 	if !volumeIDOK(id) {
-		return nil, status.Errorf(codes.NotFound, "volume %q does not exist", id)
+		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
 	}
 	ds := e.cfg.datasetName(id)
 	props, err := e.zfs.Get(ctx, ds, e.volumeProps()...)
