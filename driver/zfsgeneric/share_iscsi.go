@@ -77,7 +77,10 @@ func (s iscsiShare) Remove(ctx context.Context, dataset string, props zfs.Proper
 		if err != nil {
 			return err
 		}
-		if out.Code != 0 && !notThere(out) {
+		// targetcli exits 0 after a script line that failed: a complaint
+		// other than "not there" fails the step, or the dataset would be
+		// destroyed under a target that still exists.
+		if (out.Code != 0 || looksLikeError(out)) && !notThere(out) {
 			return cliFailed(d, step.what+" with targetcli", out, nil)
 		}
 	}

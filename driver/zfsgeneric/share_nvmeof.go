@@ -111,7 +111,8 @@ func (s nvmeofShare) Remove(ctx context.Context, dataset string, props zfs.Prope
 		if err != nil {
 			return err
 		}
-		if out.Code != 0 && !notThere(out) {
+		// nvmetcli may exit 0 after a line that failed (as in Create).
+		if (out.Code != 0 || looksLikeError(out)) && !notThere(out) {
 			return cliFailed(d, step.what+" with nvmetcli", out, nil)
 		}
 	}

@@ -585,7 +585,13 @@ func (e *Engine) rollback(ds string) {
 	if p, err := e.zfs.Get(ctx, ds, "origin"); err == nil {
 		origin = p["origin"].Value
 	}
-	_ = e.share.Remove(ctx, ds, zfs.Properties{})
+	if err := e.share.Remove(ctx, ds, zfs.Properties{}); err != nil {
+		// Destroying the dataset now would leave its share (a target, a
+		// subsystem) behind with nothing to find it by. Left unfinished,
+		// the dataset is completed or removed by the CO's retry.
+		e.log.Warn("could not remove the share of a half-made volume; leaving it for the retry", "dataset", ds, "error", err)
+		return
+	}
 	if err := e.destroy(ctx, ds); err != nil {
 		e.log.Warn("could not remove a half-made volume", "dataset", ds, "error", err)
 		return
