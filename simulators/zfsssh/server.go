@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -164,12 +165,8 @@ func New(o Options) (*Server, error) {
 	}
 	s.signer = o.HostKey
 	if s.signer == nil {
-		_, key, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			return nil, fmt.Errorf("zfsssh: generating a host key: %w", err)
-		}
-		if s.signer, err = ssh.NewSignerFromKey(key); err != nil {
-			return nil, fmt.Errorf("zfsssh: host key: %w", err)
+		if s.signer, err = hostKey(o.StateDir); err != nil {
+			return nil, err
 		}
 	}
 	var filesState, lioState, nvmetState string
@@ -347,4 +344,48 @@ func (s *Server) Close() error {
 		kerr = s.kernel.Close(s.kernelOwner)
 	}
 	return errors.Join(s.fs.save(), s.lio.save(), s.nvmet.save(), kerr)
+}
+
+// hostKeyFile keeps the generated host key in the state directory, as
+// sshd keeps /etc/ssh/ssh_host_ed25519_key: a host restarted on its state
+// directory presents the same key, so clients that pinned it reconnect.
+const hostKeyFile = "ssh_host_ed25519_key"
+
+// hostKey loads the host key from dir, or generates one (and saves it
+// there when dir is set).
+func hostKey(dir string) (ssh.Signer, error) {
+	file := ""
+	if dir != "" {
+		file = filepath.Join(dir, hostKeyFile)
+		if data, err := os.ReadFile(file); err == nil {
+			signer, err := ssh.ParsePrivateKey(data)
+			if err != nil {
+				return nil, fmt.Errorf("zfsssh: host key %s: %w", file, err)
+			}
+			return signer, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("zfsssh: host key: %w", err)
+		}
+	}
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("zfsssh: generating a host key: %w", err)
+	}
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("zfsssh: host key: %w", err)
+	}
+	if file != "" {
+		block, err := ssh.MarshalPrivateKey(key, "")
+		if err != nil {
+			return nil, fmt.Errorf("zfsssh: host key: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("zfsssh: state directory: %w", err)
+		}
+		if err := writeFileAtomic(file, pem.EncodeToMemory(block)); err != nil {
+			return nil, fmt.Errorf("zfsssh: saving the host key: %w", err)
+		}
+	}
+	return signer, nil
 }

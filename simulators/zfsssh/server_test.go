@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -357,5 +359,31 @@ func TestServeReturnsAfterClose(t *testing.T) {
 	}
 	if _, err := srv.Start("127.0.0.1:0"); err == nil {
 		t.Fatal("Start after Close succeeded")
+	}
+}
+
+// A host restarted on its state directory keeps its host key (clients
+// that pinned it reconnect); without a state directory every server gets
+// a key of its own.
+func TestHostKeyPersistsInStateDir(t *testing.T) {
+	dir := t.TempDir()
+	host := newFakeHost(t)
+	key := func(stateDir string) string {
+		srv, err := New(Options{Host: host, Users: defaultUsers(), StateDir: stateDir})
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		defer srv.Close()
+		return string(srv.HostKey().Marshal())
+	}
+	first, again := key(dir), key(dir)
+	if first != again {
+		t.Error("a server restarted on the same state directory presents another host key")
+	}
+	if key("") == key("") {
+		t.Error("two servers without a state directory share a host key")
+	}
+	if _, err := os.Stat(filepath.Join(dir, hostKeyFile)); err != nil {
+		t.Errorf("host key not saved: %v", err)
 	}
 }
