@@ -46,7 +46,7 @@ type Options struct {
 	// on the same Dir, addresses and key is the same host to a client.
 	Addr, SSHAddr string
 	APIKey        string
-	Logger  *slog.Logger
+	Logger        *slog.Logger
 	// Kernel makes the host's shares and targets real (the storage VM).
 	Kernel *kernel.Reconciler
 }

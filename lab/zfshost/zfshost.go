@@ -36,8 +36,8 @@ type Options struct {
 	// Addr is where to listen (default 127.0.0.1:0, a free port). A host
 	// restarted on the same Dir and Addr is the same host to a client: the
 	// state and the SSH host key are kept in Dir.
-	Addr string
-	Logger      *slog.Logger
+	Addr   string
+	Logger *slog.Logger
 	// Kernel makes the host's targets and shares real (the storage VM).
 	Kernel *kernel.Reconciler
 }
