@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
 )
@@ -60,5 +62,32 @@ func TestCloneCutShortBeforeItsLabels(t *testing.T) {
 				t.Errorf("%s: %+v", msg, h.Server.Sharing().State())
 			}
 		})
+	}
+}
+
+// TestSubsystemLookupFailsAfterExists: a subsystem an earlier call made
+// exists, and looking it up after "already exists" fails: CreateVolume
+// must answer the lookup's retryable error, not the create's
+// INVALID_ARGUMENT, which ends the CO's retries (found by the chaos soak).
+func TestSubsystemLookupFailsAfterExists(t *testing.T) {
+	h := startHost(t, truenashost.Options{Version: "25.10"})
+	d := newDriver(t, h.DriverConfig("freenas-api-nvmeof", "vols", ""))
+	ctx := context.Background()
+	inProcess(t, h, "nvmet.subsys.create", nil, map[string]any{"name": "pvc-1", "allow_any_host": true})
+	h.Server.Faults().SetErrorRate("nvmet.subsys.query", 1)
+	_, err := d.CreateVolume(ctx, createReq("pvc-1", true))
+	if err == nil || status.Code(err) == codes.InvalidArgument {
+		t.Fatalf("CreateVolume with the lookup failing: %v, want a retryable error", err)
+	}
+	h.Server.Faults().SetErrorRate("nvmet.subsys.query", 0)
+	vol, err := d.CreateVolume(ctx, createReq("pvc-1", true))
+	if err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if _, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: vol.GetVolume().GetVolumeId()}); err != nil {
+		t.Fatal(err)
+	}
+	if msg := countSharing(h).check(nil); msg != "" {
+		t.Errorf("%s: %+v", msg, h.Server.Sharing().State())
 	}
 }
