@@ -27,6 +27,8 @@ commands:
           through create, stage, publish, write, snapshot, restore, expand,
           unpublish and delete
   bench   start-up and memory benchmark of the switchyard binary
+  soak    the chaos soak: volume lifecycles through one proxy over every simulator
+          while they fail, slow down, drop connections and restart; then a leak check
   zfs-ssh the ZFS-over-SSH simulator (zfs, zpool, targetcli, nvmetcli) on a state directory
   truenas the TrueNAS middleware simulator (REST, JSON-RPC and legacy WebSocket, optional SSH)
   infinia the DDN Infinia REST simulator (block volumes over NVMe-oF/TCP)
@@ -79,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "soak":
+		return soakCmd(ctx, args[1:], stdout, stderr)
 	case "zfs-ssh":
 		return zfsSSHCmd(ctx, args[1:], stdout, stderr)
 	case "truenas":

@@ -129,7 +129,12 @@ func (n *nvmeofShare) subsystem(ctx context.Context, name string) (subsys, error
 		return made, n.t.statusErr(err, "creating NVMe-oF subsystem "+name)
 	}
 	var list []subsys
-	if qerr := n.t.call(ctx, &list, "nvmet.subsys.query", []any{[]any{"name", "=", name}}, map[string]any{}); qerr != nil || len(list) == 0 {
+	if qerr := n.t.call(ctx, &list, "nvmet.subsys.query", []any{[]any{"name", "=", name}}, map[string]any{}); qerr != nil {
+		// The lookup's error, not the create's "already exists": that one
+		// is INVALID_ARGUMENT, which ends the CO's retries and leaks the
+		// subsystem an earlier call made.
+		return made, n.t.statusErr(qerr, "looking up NVMe-oF subsystem "+name)
+	} else if len(list) == 0 {
 		return made, n.t.statusErr(err, "creating NVMe-oF subsystem "+name)
 	}
 	return list[0], nil

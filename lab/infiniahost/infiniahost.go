@@ -17,9 +17,12 @@ import (
 
 // Options tune the host.
 type Options struct {
-	Dir      string        // state directory (required)
-	Plain    bool          // serve http instead of https
-	Latency  time.Duration // added to every REST call
+	Dir     string        // state directory (required)
+	Plain   bool          // serve http instead of https
+	Latency time.Duration // added to every REST call
+	// Addr is where to listen (default 127.0.0.1:0, a free port); a host
+	// restarted on the same Dir and Addr is the same host to a client.
+	Addr     string
 	TokenTTL time.Duration // lifetime of a login token (default 1h)
 	Logger   *slog.Logger
 	// Target mirrors subsystems into a real NVMe-oF target (nil: none).
@@ -51,7 +54,10 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Start("127.0.0.1:0"); err != nil {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if err := srv.Start(o.Addr); err != nil {
 		srv.Close()
 		return nil, err
 	}

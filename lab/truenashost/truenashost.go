@@ -41,7 +41,12 @@ type Options struct {
 	Plain   bool
 	SSH     bool          // also serve the SSH endpoint (freenas-* drivers)
 	Latency time.Duration // added to every API call
-	Logger  *slog.Logger
+	// Addr and SSHAddr are where to listen (default 127.0.0.1:0, a free
+	// port); APIKey is root's key (default: a new one). A host restarted
+	// on the same Dir, addresses and key is the same host to a client.
+	Addr, SSHAddr string
+	APIKey        string
+	Logger        *slog.Logger
 	// Kernel makes the host's shares and targets real (the storage VM).
 	Kernel *kernel.Reconciler
 }
@@ -76,7 +81,16 @@ func Start(o Options) (*Host, error) {
 	if o.PoolSize == 0 {
 		o.PoolSize = DefaultPoolSize
 	}
-	key := apiKey()
+	key := o.APIKey
+	if key == "" {
+		key = apiKey()
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.SSHAddr == "" {
+		o.SSHAddr = "127.0.0.1:0"
+	}
 	srv, err := truenas.New(truenas.Options{
 		Version:  v,
 		StateDir: o.Dir,
@@ -91,7 +105,7 @@ func Start(o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Start("127.0.0.1:0"); err != nil {
+	if err := srv.Start(o.Addr); err != nil {
 		srv.Close()
 		return nil, err
 	}
@@ -110,7 +124,7 @@ func Start(o Options) (*Host, error) {
 		return nil, err
 	}
 	if o.SSH {
-		addr, err := srv.StartSSH("127.0.0.1:0", map[string]zfsssh.User{"root": {Password: DefaultPassword, Sudo: true}})
+		addr, err := srv.StartSSH(o.SSHAddr, map[string]zfsssh.User{"root": {Password: DefaultPassword, Sudo: true}})
 		if err != nil {
 			srv.Close()
 			return nil, err

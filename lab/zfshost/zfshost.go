@@ -33,7 +33,11 @@ type Options struct {
 	Password    string
 	MaxSessions int           // per connection; default 10 like OpenSSH
 	Latency     time.Duration // added to every command
-	Logger      *slog.Logger
+	// Addr is where to listen (default 127.0.0.1:0, a free port). A host
+	// restarted on the same Dir and Addr is the same host to a client: the
+	// state and the SSH host key are kept in Dir.
+	Addr   string
+	Logger *slog.Logger
 	// Kernel makes the host's targets and shares real (the storage VM).
 	Kernel *kernel.Reconciler
 }
@@ -88,7 +92,10 @@ func Start(o Options) (*Host, error) {
 	if o.Latency > 0 {
 		srv.Faults().SetLatency("", o.Latency)
 	}
-	addr, err := srv.Start("127.0.0.1:0")
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	addr, err := srv.Start(o.Addr)
 	if err != nil {
 		srv.Close()
 		m.Close()

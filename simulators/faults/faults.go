@@ -18,6 +18,23 @@ type Set struct {
 	errRate   map[string]float64
 	rng       *rand.Rand
 	dropAfter int // operations left before a drop; 0 = off
+	counts    Counts
+}
+
+// Counts are the faults a Set has injected since New: errors drawn by
+// Fail, connections dropped by TakeDrop, operations delayed by Delay.
+// Reset does not clear them (a soak reads them at the end of a run).
+type Counts struct {
+	Errors  int64
+	Drops   int64
+	Delayed int64
+}
+
+// Counts returns what has been injected so far.
+func (f *Set) Counts() Counts {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts
 }
 
 // New returns a Set whose error rates draw from a source seeded with seed
@@ -83,7 +100,11 @@ func (f *Set) Reset() {
 func (f *Set) Delay(op string) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.latency[""] + f.latency[op]
+	d := f.latency[""] + f.latency[op]
+	if d > 0 {
+		f.counts.Delayed++
+	}
+	return d
 }
 
 // Fail draws whether op fails.
@@ -92,6 +113,7 @@ func (f *Set) Fail(op string) bool {
 	defer f.mu.Unlock()
 	for _, name := range []string{"", op} {
 		if p := f.errRate[name]; p > 0 && f.rng.Float64() < p {
+			f.counts.Errors++
 			return true
 		}
 	}
@@ -107,5 +129,9 @@ func (f *Set) TakeDrop() bool {
 		return false
 	}
 	f.dropAfter--
-	return f.dropAfter == 0
+	if f.dropAfter == 0 {
+		f.counts.Drops++
+		return true
+	}
+	return false
 }

@@ -82,3 +82,24 @@ func TestDropAfterAndReset(t *testing.T) {
 		t.Error("Reset left a fault armed")
 	}
 }
+
+func TestCountsSurviveReset(t *testing.T) {
+	f := New(1)
+	f.SetErrorRate("", 1)
+	f.SetLatency("op", time.Millisecond)
+	f.DropAfter(2)
+	for range 3 {
+		f.Fail("op")
+		f.Delay("op")
+		f.TakeDrop()
+	}
+	f.Delay("other") // no latency armed for it: not counted
+	want := Counts{Errors: 3, Drops: 1, Delayed: 3}
+	if got := f.Counts(); got != want {
+		t.Fatalf("Counts() = %+v, want %+v", got, want)
+	}
+	f.Reset()
+	if got := f.Counts(); got != want {
+		t.Fatalf("after Reset, Counts() = %+v, want %+v (counts are cumulative)", got, want)
+	}
+}

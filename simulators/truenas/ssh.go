@@ -57,3 +57,15 @@ func kernelRelease(year, month int) string {
 	}
 	return "6.12.33-production+truenas"
 }
+
+// SSHFaults is the fault-injection control of the SSH endpoint (nil
+// before StartSSH): its commands fail, wait or drop like the ZFS-over-SSH
+// simulator's.
+func (s *Server) SSHFaults() *zfsssh.Faults {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ssh) == 0 {
+		return nil
+	}
+	return s.ssh[0].Faults()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +45,7 @@ type Options struct {
 	Host  Host            // required
 	Users map[string]User // login name -> credentials; at least one
 	// HostKey is the server's key; nil uses one ed25519 key generated once
-	// per process (see processHostKey).
+	// per process (see processKey), or the one saved in StateDir.
 	HostKey ssh.Signer
 	// MaxSessions is the per-connection limit of concurrent sessions, like
 	// OpenSSH's MaxSessions (default 10). Opening one more is refused.
@@ -166,7 +167,7 @@ func New(o Options) (*Server, error) {
 	s.signer = o.HostKey
 	if s.signer == nil {
 		var err error
-		if s.signer, err = processHostKey(); err != nil {
+		if s.signer, err = hostKey(o.StateDir); err != nil {
 			return nil, err
 		}
 	}
@@ -209,20 +210,17 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// processHostKey is the host key of every server made without one. The
+// processKey is the host key of every server made without one (and without
+// a key saved in its state directory). The
 // driver trusts the first key it sees at an address and refuses another
 // one there later, so servers made in turn by one test process (which may
 // get a port an earlier one had) must not each bring their own key.
-var processHostKey = sync.OnceValues(func() (ssh.Signer, error) {
+var processKey = sync.OnceValues(func() (ed25519.PrivateKey, error) {
 	_, key, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("zfsssh: generating a host key: %w", err)
 	}
-	signer, err := ssh.NewSignerFromKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("zfsssh: host key: %w", err)
-	}
-	return signer, nil
+	return key, nil
 })
 
 // seedFiles creates the standard directories, the program files and the
@@ -361,4 +359,48 @@ func (s *Server) Close() error {
 		kerr = s.kernel.Close(s.kernelOwner)
 	}
 	return errors.Join(s.fs.save(), s.lio.save(), s.nvmet.save(), kerr)
+}
+
+// hostKeyFile keeps the generated host key in the state directory, as
+// sshd keeps /etc/ssh/ssh_host_ed25519_key: a host restarted on its state
+// directory presents the same key, so clients that pinned it reconnect.
+const hostKeyFile = "ssh_host_ed25519_key"
+
+// hostKey loads the host key from dir, or takes the process's key (and
+// saves it there when dir is set).
+func hostKey(dir string) (ssh.Signer, error) {
+	file := ""
+	if dir != "" {
+		file = filepath.Join(dir, hostKeyFile)
+		if data, err := os.ReadFile(file); err == nil {
+			signer, err := ssh.ParsePrivateKey(data)
+			if err != nil {
+				return nil, fmt.Errorf("zfsssh: host key %s: %w", file, err)
+			}
+			return signer, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("zfsssh: host key: %w", err)
+		}
+	}
+	key, err := processKey()
+	if err != nil {
+		return nil, err
+	}
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("zfsssh: host key: %w", err)
+	}
+	if file != "" {
+		block, err := ssh.MarshalPrivateKey(key, "")
+		if err != nil {
+			return nil, fmt.Errorf("zfsssh: host key: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("zfsssh: state directory: %w", err)
+		}
+		if err := writeFileAtomic(file, pem.EncodeToMemory(block)); err != nil {
+			return nil, fmt.Errorf("zfsssh: saving the host key: %w", err)
+		}
+	}
+	return signer, nil
 }

@@ -2,8 +2,13 @@ package zfsssh
 
 import (
 	"bufio"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -358,4 +363,50 @@ func TestServeReturnsAfterClose(t *testing.T) {
 	if _, err := srv.Start("127.0.0.1:0"); err == nil {
 		t.Fatal("Start after Close succeeded")
 	}
+}
+
+// A host restarted on its state directory keeps its host key (clients
+// that pinned it, or trusted it on first use, reconnect); a saved key is
+// used over the process's own.
+func TestHostKeyPersistsInStateDir(t *testing.T) {
+	dir := t.TempDir()
+	host := newFakeHost(t)
+	key := func(stateDir string) string {
+		srv, err := New(Options{Host: host, Users: defaultUsers(), StateDir: stateDir})
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		defer srv.Close()
+		return string(srv.HostKey().Marshal())
+	}
+	first, again := key(dir), key(dir)
+	if first != again {
+		t.Error("a server restarted on the same state directory presents another host key")
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, hostKeyFile), []byte(savedKeyPEM(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if saved := key(other); saved == first {
+		t.Error("the key saved in a state directory was not used")
+	} else if key(other) != saved {
+		t.Error("a saved key is not stable")
+	}
+	if _, err := os.Stat(filepath.Join(dir, hostKeyFile)); err != nil {
+		t.Errorf("host key not saved: %v", err)
+	}
+}
+
+// savedKeyPEM is an OpenSSH private key file of a fresh ed25519 key.
+func savedKeyPEM(t *testing.T) string {
+	t.Helper()
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(block))
 }

@@ -78,6 +78,20 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	case err != nil && !zfs.IsNotExist(err):
 		return nil, e.zfsErr(err, "reading "+ds)
 	case exists:
+		if e.unlabelledClone(ds, props, src) {
+			// A clone an earlier call made whose labels it did not get to
+			// set (the TrueNAS API clones, then sets the properties): it
+			// is this volume's, so label it and finish it.
+			e.log.Info("labelling a clone an earlier call left unlabelled", "dataset", ds, "origin", props["origin"].Value)
+			labels := append(e.baseProps(name, req.GetParameters(), true),
+				zfs.Prop{Name: propSourceType, Value: src.kind}, zfs.Prop{Name: propSourceID, Value: src.id})
+			if err := e.zfs.Set(ctx, ds, labels...); err != nil {
+				return nil, e.zfsErr(err, "labelling "+ds)
+			}
+			if props, err = e.zfs.Get(ctx, ds, e.volumeProps()...); err != nil {
+				return nil, e.zfsErr(err, "reading "+ds)
+			}
+		}
 		if err := e.checkExisting(ds, name, props, req, src); err != nil {
 			return nil, err
 		}
@@ -149,7 +163,10 @@ func (e *Engine) checkExisting(ds, name string, props zfs.Properties, req *csi.C
 	if want := e.cfg.kind.String(); props["type"].Value != want {
 		return status.Errorf(codes.AlreadyExists, "dataset %s exists but is a %s, not a %s", ds, props["type"].Value, want)
 	}
-	if e.cfg.kind == volume || e.cfg.quotas {
+	// A volume an earlier call left unfinished has not been sized yet (a
+	// clone has its source's size until sizeDataset runs): the steps that
+	// follow size it, or refuse a source larger than the request.
+	if props[propSuccess].Value == "true" && (e.cfg.kind == volume || e.cfg.quotas) {
 		have := e.sizeOf(props)
 		if !backend.Fits(have, req.GetCapacityRange()) {
 			return status.Errorf(codes.AlreadyExists, "volume %q already exists with %d bytes, which does not fit required_bytes %d / limit_bytes %d", name, have, req.GetCapacityRange().GetRequiredBytes(), req.GetCapacityRange().GetLimitBytes())
@@ -616,4 +633,24 @@ func (e *Engine) atLeastMinQuota(size int64, r *csi.CapacityRange) (int64, error
 		return 0, status.Errorf(codes.OutOfRange, "limit_bytes %d is below %d, the smallest quota %s accepts", l, least, e.cfg.driver)
 	}
 	return least, nil
+}
+
+// unlabelledClone reports whether ds is a clone without this driver's
+// labels whose origin is exactly the snapshot this request clones: what a
+// CreateVolume cut short between the clone and its labels leaves. Its name
+// comes from the volume name under this connection's parent, and its
+// origin from the request, so it is this volume.
+func (e *Engine) unlabelledClone(ds string, props zfs.Properties, src *source) bool {
+	if src == nil || props[propManaged].IsSet() || props[propVolumeName].IsSet() {
+		return false
+	}
+	origin := props["origin"].Value
+	if origin == "" || origin == "-" {
+		return false
+	}
+	want := src.snap
+	if src.temporary {
+		want = src.of + "@" + cloneSnapshotPrefix + ds[strings.LastIndexByte(ds, '/')+1:]
+	}
+	return want != "" && origin == want
 }
