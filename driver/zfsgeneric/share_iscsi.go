@@ -69,18 +69,19 @@ func (s iscsiShare) Remove(ctx context.Context, dataset string, props zfs.Proper
 	d := s.d
 	asset := d.storedAsset(dataset, props, propISCSIAssets)
 	iqn := d.cfg.share.basename + ":" + asset
-	for _, step := range []struct{ script, what string }{
-		{"cd /iscsi\ndelete " + iqn + "\n", "deleting iSCSI target " + iqn},
-		{"cd /backstores/block\ndelete " + asset + "\n", "deleting backstore " + asset},
+	for _, step := range []struct{ script, what, done string }{
+		{"cd /iscsi\ndelete " + iqn + "\n", "deleting iSCSI target " + iqn, "Deleted Target " + iqn + "."},
+		{"cd /backstores/block\ndelete " + asset + "\n", "deleting backstore " + asset, "Deleted storage object " + asset + "."},
 	} {
 		out, err := d.runCLI(ctx, []string{"targetcli"}, step.script, nil)
 		if err != nil {
 			return err
 		}
-		// targetcli exits 0 after a script line that failed: a complaint
-		// other than "not there" fails the step, or the dataset would be
-		// destroyed under a target that still exists.
-		if (out.Code != 0 || looksLikeError(out)) && !notThere(out) {
+		// targetcli exits 0 even when a script line failed or the script
+		// never reached it: only its confirmation, or its word that the
+		// object is not there, proves the step. Anything else fails it, or
+		// the dataset would be destroyed under a target that still exists.
+		if !strings.Contains(out.Stdout+out.Stderr, step.done) && !notThere(out) {
 			return cliFailed(d, step.what+" with targetcli", out, nil)
 		}
 	}
