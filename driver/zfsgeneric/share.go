@@ -138,7 +138,8 @@ func cliFailed(d *platform, what string, out zfs.Output, sensitive []string) err
 // notThere reports output that means "already gone" from a delete.
 func notThere(out zfs.Output) bool {
 	t := strings.ToLower(out.Stdout + out.Stderr)
-	for _, s := range []string{"no such", "does not exist", "not found", "no target", "no storage object"} {
+	// "WWN not valid": targetcli refusing a name no target can have.
+	for _, s := range []string{"no such", "does not exist", "not found", "no target", "no storage object", "wwn not valid"} {
 		if strings.Contains(t, s) {
 			return true
 		}
