@@ -36,9 +36,10 @@ func decodeToken(tok string) (handle, error) {
 }
 
 // ListVolumes lists the volumes of every block service of every subtenant
-// of every configured account. An account that cannot be listed is
-// skipped with a warning, so one unreachable cluster does not hide the
-// others' volumes.
+// of every configured account. A list is complete or an error: an account
+// that cannot be listed fails the call naming it (docs/proxy.md,
+// "Listing"), since a CO reconciling against a partial list would take the
+// missing volumes for gone.
 func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
 	maxEntries := int(req.GetMaxEntries())
 	if maxEntries < 0 {
@@ -103,11 +104,7 @@ func (l *lister) account(a *account) error {
 	}
 	subs, err := c.ListSubtenants(l.ctx)
 	if err != nil {
-		if l.ctx.Err() != nil {
-			return apiErr(err, a, "listing subtenants")
-		}
-		l.d.log.Warn("ListVolumes: skipping an account that cannot be listed", "account", a.key, "error", err)
-		return nil
+		return apiErr(err, a, "listing subtenants")
 	}
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Name < subs[j].Name })
 	for _, s := range subs {

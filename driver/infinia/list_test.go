@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -85,16 +86,19 @@ func TestListVolumesBadToken(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument)
 }
 
-func TestListVolumesSkipsAnUnreachableAccount(t *testing.T) {
+// A list is complete or an error (docs/proxy.md, "Listing"): an account
+// that cannot be reached fails the call, naming it.
+func TestListVolumesFailsOnAnUnreachableAccount(t *testing.T) {
 	f := newFake(t)
 	doc := accountYAML(f.url) + "  clu0/down/csiAccount:\n    apis: [http://127.0.0.1:1]\n    password: x\n"
 	d := newTestDriver(t, doc, nil)
 	if _, err := d.CreateVolume(context.Background(), createReq("pvc-1", 1<<20, map[string]string{"account": acctKey, "service": "red/csiService"})); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := d.ListVolumes(context.Background(), &csi.ListVolumesRequest{})
-	if err != nil || len(resp.GetEntries()) != 1 {
-		t.Fatalf("want the reachable account's volume, got %v %v", resp, err)
+	_, err := d.ListVolumes(context.Background(), &csi.ListVolumesRequest{})
+	wantCode(t, err, codes.Unavailable)
+	if !strings.Contains(err.Error(), "clu0/down/csiAccount") {
+		t.Fatalf("the error does not name the account: %v", err)
 	}
 }
 

@@ -35,9 +35,11 @@ type page[E any] struct {
 }
 
 // listAcross lists over every connection in name order, continuing where a
-// token says. A connection that cannot be used is skipped with a warning
-// (one broken file must not hide every other volume), as is one whose
-// driver cannot list.
+// token says. A list is complete or an error: a connection that cannot be
+// used (a broken file, a driver that cannot start) fails the call naming
+// it, as an unreachable backend does, because a CO that reconciles against
+// a partial list would take the missing volumes for gone. Only a connection
+// whose driver does not list at all is passed over.
 func listAcross[E any](p *Controller, method string, start string, maxEntries int32, list func(l *Lease, token string, maxEntries int32) (page[E], error)) ([]E, string, error) {
 	names, err := p.conns.Names()
 	if err != nil {
@@ -65,8 +67,8 @@ func listAcross[E any](p *Controller, method string, start string, maxEntries in
 		}
 		l, err := p.conns.Acquire(names[i], false)
 		if err != nil {
-			p.log.Warn(method+": skipping a connection that cannot be used", "connection", names[i], "error", status.Convert(err).Message())
-			continue
+			st := status.Convert(err)
+			return nil, "", status.Errorf(st.Code(), "%s: %s", method, st.Message())
 		}
 		pg, err := list(l, token, remaining)
 		l.Release()

@@ -23,7 +23,6 @@ func TestListVolumesAcrossConnections(t *testing.T) {
 			want = append(want, fmt.Sprintf("v:%s/pvc-%d", c, i))
 		}
 	}
-	r.write("broken", "driver: [") // skipped, not fatal
 	r.write("empty", "driver: fake-test\nfake:\n  label: empty-"+t.Name()+"\n")
 	slices.Sort(want)
 	for _, maxEntries := range []int32{0, 1, 2, 4, 9, 100} {
@@ -57,6 +56,13 @@ func TestListVolumesAcrossConnections(t *testing.T) {
 		_, err := r.ctl.ListVolumes(context.Background(), &csipb.ListVolumesRequest{StartingToken: bad})
 		wantCode(t, "token "+bad, err, codes.Aborted)
 	}
+	// A list is complete or an error: a broken file fails it, naming the
+	// file, as an unreachable backend does; nothing is listed in part.
+	r.write("broken", "driver: [")
+	_, err := r.ctl.ListVolumes(context.Background(), &csipb.ListVolumesRequest{})
+	wantCode(t, "a broken connection file", err, codes.FailedPrecondition, "ListVolumes", "broken.yaml")
+	_, err = r.ctl.ListSnapshots(context.Background(), &csipb.ListSnapshotsRequest{})
+	wantCode(t, "a broken connection file", err, codes.FailedPrecondition, "ListSnapshots", "broken.yaml")
 }
 
 // An object whose decorated handle would exceed 128 bytes (made before the
