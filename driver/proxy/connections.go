@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -108,7 +109,10 @@ func (in *instance) idleSince(t time.Time) bool {
 
 // slot holds the current instance of one connection.
 type slot struct {
-	build sync.Mutex // one (re)build at a time per connection
+	// build admits one (re)build at a time per connection. It is a channel,
+	// not a mutex, so a call waiting behind a slow build gives up when its
+	// own context ends instead of piling up behind it.
+	build chan struct{}
 	mu    sync.Mutex
 	cur   *instance
 }
@@ -178,7 +182,7 @@ func (l *Lease) Release() {
 // connection without a file: CreateVolume's parameter is the user's input
 // (INVALID_ARGUMENT); for an existing handle the file is what is missing
 // (FAILED_PRECONDITION, never OK: the volume may still exist).
-func (c *Connections) Acquire(name string, forCreate bool) (*Lease, error) {
+func (c *Connections) Acquire(ctx context.Context, name string, forCreate bool) (*Lease, error) {
 	if err := CheckConnectionName(name); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
@@ -207,7 +211,9 @@ func (c *Connections) Acquire(name string, forCreate bool) (*Lease, error) {
 		} else {
 			sl := c.slot(name)
 			if in = sl.get(); in == nil || in.stamp != stamp {
-				in = c.rebuild(sl, name, file, stamp)
+				if in, err = c.rebuild(ctx, sl, name, file, stamp); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if in.err != nil {
@@ -225,7 +231,7 @@ func (c *Connections) slot(name string) *slot {
 	defer c.mu.Unlock()
 	sl := c.slots[name]
 	if sl == nil {
-		sl = &slot{}
+		sl = &slot{build: make(chan struct{}, 1)}
 		c.slots[name] = sl
 	}
 	return sl
@@ -233,11 +239,15 @@ func (c *Connections) slot(name string) *slot {
 
 // rebuild replaces the slot's instance unless another caller already built
 // this version of the file.
-func (c *Connections) rebuild(sl *slot, name, file string, stamp fileStamp) *instance {
-	sl.build.Lock()
-	defer sl.build.Unlock()
+func (c *Connections) rebuild(ctx context.Context, sl *slot, name, file string, stamp fileStamp) (*instance, error) {
+	select {
+	case sl.build <- struct{}{}:
+	case <-ctx.Done():
+		return nil, status.Errorf(codes.Aborted, "connection %s: its driver is still being built for another call (%v); try again", name, ctx.Err())
+	}
+	defer func() { <-sl.build }()
 	if in := sl.get(); in != nil && in.stamp == stamp {
-		return in
+		return in, nil
 	}
 	in := c.build(name, file, stamp)
 	if old := sl.swap(in); old != nil {
@@ -247,7 +257,7 @@ func (c *Connections) rebuild(sl *slot, name, file string, stamp fileStamp) *ins
 	if in.err != nil {
 		c.log.Warn("connection unusable", "connection", name, "error", status.Convert(in.err).Message())
 	}
-	return in
+	return in, nil
 }
 
 func (c *Connections) build(name, file string, stamp fileStamp) *instance {

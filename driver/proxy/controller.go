@@ -85,7 +85,7 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 			return nil, err
 		}
 	}
-	l, err := p.conns.Acquire(conn, true)
+	l, err := p.conns.Acquire(ctx, conn, true)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (p *Controller) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeRe
 	if !ok {
 		return &csipb.DeleteVolumeResponse{}, nil // names no volume: nothing to delete
 	}
-	l, err := p.conns.Acquire(conn, false)
+	l, err := p.conns.Acquire(ctx, conn, false)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (p *Controller) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeRe
 
 // onVolume runs a call that needs an existing volume: a handle that names
 // none is NOT_FOUND, as CSI says.
-func onVolume[R any](p *Controller, method, handle string, call func(l *Lease, id string) (R, error)) (R, error) {
+func onVolume[R any](ctx context.Context, p *Controller, method, handle string, call func(l *Lease, id string) (R, error)) (R, error) {
 	var zero R
 	if handle == "" {
 		return zero, status.Errorf(codes.InvalidArgument, "%s: volume_id is required", method)
@@ -197,7 +197,7 @@ func onVolume[R any](p *Controller, method, handle string, call func(l *Lease, i
 	if !ok {
 		return zero, status.Errorf(codes.NotFound, "%s: volume %s does not exist (not a handle of this driver)", method, echo.Quote(handle))
 	}
-	l, err := p.conns.Acquire(conn, false)
+	l, err := p.conns.Acquire(ctx, conn, false)
 	if err != nil {
 		return zero, err
 	}
@@ -210,7 +210,7 @@ func onVolume[R any](p *Controller, method, handle string, call func(l *Lease, i
 }
 
 func (p *Controller) ControllerExpandVolume(ctx context.Context, req *csipb.ControllerExpandVolumeRequest) (*csipb.ControllerExpandVolumeResponse, error) {
-	return onVolume(p, "ControllerExpandVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerExpandVolumeResponse, error) {
+	return onVolume(ctx, p, "ControllerExpandVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerExpandVolumeResponse, error) {
 		fwd := proto.Clone(req).(*csipb.ControllerExpandVolumeRequest)
 		fwd.VolumeId = id
 		return l.Driver.ControllerExpandVolume(ctx, fwd)
@@ -218,7 +218,7 @@ func (p *Controller) ControllerExpandVolume(ctx context.Context, req *csipb.Cont
 }
 
 func (p *Controller) ValidateVolumeCapabilities(ctx context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
-	return onVolume(p, "ValidateVolumeCapabilities", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
+	return onVolume(ctx, p, "ValidateVolumeCapabilities", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
 		// Swap only the id: the request is not modified, so no deep copy on
 		// this hot path.
 		fwd := &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: id, VolumeContext: req.GetVolumeContext(),
@@ -228,7 +228,7 @@ func (p *Controller) ValidateVolumeCapabilities(ctx context.Context, req *csipb.
 }
 
 func (p *Controller) ControllerGetVolume(ctx context.Context, req *csipb.ControllerGetVolumeRequest) (*csipb.ControllerGetVolumeResponse, error) {
-	return onVolume(p, "ControllerGetVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerGetVolumeResponse, error) {
+	return onVolume(ctx, p, "ControllerGetVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerGetVolumeResponse, error) {
 		resp, err := l.Driver.ControllerGetVolume(ctx, &csipb.ControllerGetVolumeRequest{VolumeId: id})
 		if err == nil && resp.GetVolume() != nil {
 			resp.Volume.VolumeId = req.GetVolumeId()
@@ -239,7 +239,7 @@ func (p *Controller) ControllerGetVolume(ctx context.Context, req *csipb.Control
 }
 
 func (p *Controller) ControllerModifyVolume(ctx context.Context, req *csipb.ControllerModifyVolumeRequest) (*csipb.ControllerModifyVolumeResponse, error) {
-	return onVolume(p, "ControllerModifyVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerModifyVolumeResponse, error) {
+	return onVolume(ctx, p, "ControllerModifyVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerModifyVolumeResponse, error) {
 		fwd := proto.Clone(req).(*csipb.ControllerModifyVolumeRequest)
 		fwd.VolumeId = id
 		return l.Driver.ControllerModifyVolume(ctx, fwd)
@@ -255,7 +255,7 @@ func (p *Controller) ControllerPublishVolume(ctx context.Context, req *csipb.Con
 	if req.GetVolumeId() != "" && req.GetVolumeCapability() == nil {
 		return nil, status.Error(codes.InvalidArgument, "ControllerPublishVolume: volume_capability is required")
 	}
-	return onVolume(p, "ControllerPublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerPublishVolumeResponse, error) {
+	return onVolume(ctx, p, "ControllerPublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerPublishVolumeResponse, error) {
 		fwd := proto.Clone(req).(*csipb.ControllerPublishVolumeRequest)
 		fwd.VolumeId = id
 		resp, err := l.Driver.ControllerPublishVolume(ctx, fwd)
@@ -283,7 +283,7 @@ func (p *Controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.C
 	if _, _, ok := p.volume(req.GetVolumeId()); !ok {
 		return &csipb.ControllerUnpublishVolumeResponse{}, nil // CSI: unpublishing a volume that does not exist succeeds
 	}
-	return onVolume(p, "ControllerUnpublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerUnpublishVolumeResponse, error) {
+	return onVolume(ctx, p, "ControllerUnpublishVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerUnpublishVolumeResponse, error) {
 		fwd := proto.Clone(req).(*csipb.ControllerUnpublishVolumeRequest)
 		fwd.VolumeId = id
 		resp, err := l.Driver.ControllerUnpublishVolume(ctx, fwd)
@@ -307,7 +307,7 @@ func (p *Controller) GetCapacity(ctx context.Context, req *csipb.GetCapacityRequ
 		// external-provisioner and csi-sanity ask without parameters).
 		return &csipb.GetCapacityResponse{AvailableCapacity: 0}, nil
 	}
-	l, err := p.conns.Acquire(conn, true)
+	l, err := p.conns.Acquire(ctx, conn, true)
 	if err != nil {
 		return nil, err
 	}

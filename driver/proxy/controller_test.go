@@ -175,13 +175,13 @@ func TestGarbageFileWhileVolumesExist(t *testing.T) {
 func TestLiveReloadClosesOldDriverAfterInFlightCalls(t *testing.T) {
 	r := newRig(t)
 	r.fake("a")
-	l1, err := r.conns.Acquire("a", false)
+	l1, err := r.conns.Acquire(context.Background(), "a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	closed := fakes.closed.Load()
 	r.fake("a", "  idPrefix: new-") // a changed file
-	l2, err := r.conns.Acquire("a", false)
+	l2, err := r.conns.Acquire(context.Background(), "a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,5 +333,34 @@ func checkShort(t *testing.T, call string, err error, code codes.Code) {
 	st := status.Convert(err)
 	if st.Code() != code || len(st.Message()) > 400 || !strings.Contains(st.Message(), "bytes)") {
 		t.Errorf("%s: %v, %d bytes: %.200s; want %v quoting the input in part", call, st.Code(), len(st.Message()), st.Message(), code)
+	}
+}
+
+// A call waiting for a connection's driver to be built gives up when its
+// own deadline passes (ABORTED), instead of queueing behind the build.
+func TestWaitingForABuildHonoursTheDeadline(t *testing.T) {
+	fakeBuildGate = make(chan struct{})
+	r := newRig(t)
+	r.write("slow", "driver: fake-test\nfake:\n  label: slow\n  slowBuild: true\n")
+	first := make(chan error, 1)
+	go func() {
+		l, err := r.conns.Acquire(context.Background(), "slow", false)
+		if err == nil {
+			l.Release()
+		}
+		first <- err
+	}()
+	<-fakeBuildStarted // the first call is inside the constructor
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := r.conns.Acquire(ctx, "slow", false)
+	wantCode(t, "a call behind a slow build", err, codes.Aborted, "connection slow")
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("waited %v for a 100ms deadline", waited)
+	}
+	close(fakeBuildGate)
+	if err := <-first; err != nil {
+		t.Fatalf("the first call: %v", err)
 	}
 }

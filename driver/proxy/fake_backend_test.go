@@ -28,6 +28,9 @@ var fakes = struct {
 	vols   map[string]map[string]int // label → id → times created
 }{vols: map[string]map[string]int{}}
 
+// fakeBuildGate holds back the constructor of a fake with slowBuild set.
+var fakeBuildGate, fakeBuildStarted = make(chan struct{}), make(chan struct{}, 1)
+
 func init() {
 	backend.Register(backend.Type{Name: "fake-local-test", NodeLocal: true, New: func(backend.Options) (backend.Driver, error) { return &fakeDriver{}, nil }})
 	backend.Register(backend.Type{
@@ -42,6 +45,10 @@ func init() {
 			label, _ := o.Config.String("fake.label")
 			prefix, _ := o.Config.String("fake.idPrefix")
 			noCap, _, _ := o.Config.Bool("fake.noCapacity")
+			if slow, _, _ := o.Config.Bool("fake.slowBuild"); slow {
+				fakeBuildStarted <- struct{}{}
+				<-fakeBuildGate // a constructor that takes its time
+			}
 			fakes.built.Add(1)
 			fakes.Lock()
 			if fakes.vols[label] == nil {

@@ -40,7 +40,7 @@ type page[E any] struct {
 // it, as an unreachable backend does, because a CO that reconciles against
 // a partial list would take the missing volumes for gone. Only a connection
 // whose driver does not list at all is passed over.
-func listAcross[E any](p *Controller, method string, start string, maxEntries int32, list func(l *Lease, token string, maxEntries int32) (page[E], error)) ([]E, string, error) {
+func listAcross[E any](ctx context.Context, p *Controller, method string, start string, maxEntries int32, list func(l *Lease, token string, maxEntries int32) (page[E], error)) ([]E, string, error) {
 	names, err := p.conns.Names()
 	if err != nil {
 		return nil, "", status.Errorf(codes.FailedPrecondition, "%s: reading the connections folder: %v", method, err)
@@ -65,7 +65,7 @@ func listAcross[E any](p *Controller, method string, start string, maxEntries in
 				return out, encodeToken(names[i], ""), nil
 			}
 		}
-		l, err := p.conns.Acquire(names[i], false)
+		l, err := p.conns.Acquire(ctx, names[i], false)
 		if err != nil {
 			st := status.Convert(err)
 			return nil, "", status.Errorf(st.Code(), "%s: %s", method, st.Message())
@@ -92,7 +92,7 @@ func (p *Controller) ListVolumes(ctx context.Context, req *csipb.ListVolumesRequ
 	if req.GetMaxEntries() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "ListVolumes: max_entries must not be negative")
 	}
-	entries, next, err := listAcross(p, "ListVolumes", req.GetStartingToken(), req.GetMaxEntries(),
+	entries, next, err := listAcross(ctx, p, "ListVolumes", req.GetStartingToken(), req.GetMaxEntries(),
 		func(l *Lease, token string, maxEntries int32) (page[*csipb.ListVolumesResponse_Entry], error) {
 			resp, err := l.Driver.ListVolumes(ctx, &csipb.ListVolumesRequest{MaxEntries: maxEntries, StartingToken: token})
 			if err != nil {
@@ -122,7 +122,7 @@ func (p *Controller) ListSnapshots(ctx context.Context, req *csipb.ListSnapshots
 	if req.GetSnapshotId() != "" || req.GetSourceVolumeId() != "" {
 		return p.listSnapshotsFiltered(ctx, req)
 	}
-	entries, next, err := listAcross(p, "ListSnapshots", req.GetStartingToken(), req.GetMaxEntries(),
+	entries, next, err := listAcross(ctx, p, "ListSnapshots", req.GetStartingToken(), req.GetMaxEntries(),
 		func(l *Lease, token string, maxEntries int32) (page[*csipb.ListSnapshotsResponse_Entry], error) {
 			resp, err := l.Driver.ListSnapshots(ctx, &csipb.ListSnapshotsRequest{MaxEntries: maxEntries, StartingToken: token, Secrets: req.GetSecrets()})
 			if err != nil {
@@ -153,7 +153,7 @@ func (p *Controller) listSnapshotsFiltered(ctx context.Context, req *csipb.ListS
 		}
 		conn, fwd.SourceVolumeId = c, id
 	}
-	l, err := p.conns.Acquire(conn, false)
+	l, err := p.conns.Acquire(ctx, conn, false)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func (p *Controller) CreateSnapshot(ctx context.Context, req *csipb.CreateSnapsh
 	if req.GetSourceVolumeId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "CreateSnapshot: source_volume_id is required")
 	}
-	return onVolume(p, "CreateSnapshot", req.GetSourceVolumeId(), func(l *Lease, id string) (*csipb.CreateSnapshotResponse, error) {
+	return onVolume(ctx, p, "CreateSnapshot", req.GetSourceVolumeId(), func(l *Lease, id string) (*csipb.CreateSnapshotResponse, error) {
 		fwd := proto.Clone(req).(*csipb.CreateSnapshotRequest)
 		fwd.SourceVolumeId = id
 		resp, err := l.Driver.CreateSnapshot(ctx, fwd)
@@ -50,7 +50,7 @@ func (p *Controller) DeleteSnapshot(ctx context.Context, req *csipb.DeleteSnapsh
 	if !ok {
 		return &csipb.DeleteSnapshotResponse{}, nil
 	}
-	l, err := p.conns.Acquire(conn, false)
+	l, err := p.conns.Acquire(ctx, conn, false)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (p *Controller) GetSnapshot(ctx context.Context, req *csipb.GetSnapshotRequ
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "GetSnapshot: snapshot %s does not exist (not a handle of this driver)", echo.Quote(req.GetSnapshotId()))
 	}
-	l, err := p.conns.Acquire(conn, false)
+	l, err := p.conns.Acquire(ctx, conn, false)
 	if err != nil {
 		return nil, err
 	}
