@@ -65,8 +65,9 @@ type platform struct {
 	// cliLock serialises targetcli/nvmetcli on the storage host: they keep
 	// no locks of their own and concurrent saveconfig runs corrupt the
 	// saved configuration (democratic-csi issue #504). It is shared by
-	// every driver that talks to the same host.
-	cliLock *sync.Mutex
+	// every driver that talks to the same host. A channel rather than a
+	// mutex: a call waiting for it gives up when its context ends.
+	cliLock chan struct{}
 }
 
 var _ engine.Platform = (*platform)(nil)
@@ -78,7 +79,7 @@ func (*platform) MinQuota() int64 { return 0 }
 
 var (
 	hostLocksMu sync.Mutex
-	hostLocks   = map[string]*sync.Mutex{}
+	hostLocks   = map[string]chan struct{}{}
 )
 
 // hostKey names the storage host a config drives.
@@ -94,12 +95,12 @@ func hostKey(c engine.CLIConfig) string {
 }
 
 // hostLock returns the process-wide lock for one storage host.
-func hostLock(key string) *sync.Mutex {
+func hostLock(key string) chan struct{} {
 	hostLocksMu.Lock()
 	defer hostLocksMu.Unlock()
 	m := hostLocks[key]
 	if m == nil {
-		m = &sync.Mutex{}
+		m = make(chan struct{}, 1)
 		hostLocks[key] = m
 	}
 	return m

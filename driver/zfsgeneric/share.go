@@ -109,8 +109,12 @@ func (d *platform) runCLI(ctx context.Context, cli []string, script string, sens
 		cli = append([]string{d.SudoPath()}, cli...)
 	}
 	line := zfs.Line("sh", "-c", "echo "+zfs.Quote(script)+" | "+zfs.Line(cli...))
-	d.cliLock.Lock()
-	defer d.cliLock.Unlock()
+	select {
+	case d.cliLock <- struct{}{}:
+	case <-ctx.Done():
+		return zfs.Output{}, status.Errorf(codes.Aborted, "%s: another %s run on the storage host is still in progress (%v)", d.cfg.driver, cli[len(cli)-1], ctx.Err())
+	}
+	defer func() { <-d.cliLock }()
 	var out zfs.Output
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {

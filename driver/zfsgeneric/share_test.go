@@ -1,8 +1,10 @@
 package zfsgeneric
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,5 +25,18 @@ func TestAssetName(t *testing.T) {
 	}
 	if err := checkQualifiedName("IQN", "iqn.x:"+strings.Repeat("a", 220), "iscsi"); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("long IQN: %v", err)
+	}
+}
+
+// A call waiting for the host's targetcli/nvmetcli lock gives up at its own
+// deadline, without running anything.
+func TestCLILockHonoursTheDeadline(t *testing.T) {
+	p := &platform{cfg: settings{driver: DriverISCSI}, cliLock: make(chan struct{}, 1)}
+	p.cliLock <- struct{}{} // another call's targetcli is running
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := p.runCLI(ctx, []string{"targetcli"}, "ls\n", nil)
+	if status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "targetcli") {
+		t.Fatalf("err = %v; want ABORTED naming targetcli", err)
 	}
 }
