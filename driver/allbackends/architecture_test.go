@@ -1,6 +1,6 @@
 package allbackends_test
 
-// The architecture tests: the import rules of DESIGN.md ("Backends do not
+// The architecture tests: the import rules of docs/design.md ("Backends do not
 // import each other", "Simulators never import driver/", "driver/ never
 // imports simulators/ or lab/") and the steps of "Adding a backend" in
 // docs/developing.md that are easy to forget (link it here, take it off the
@@ -8,7 +8,7 @@ package allbackends_test
 // `go list -deps -json ./...`, so they see the module as the compiler does.
 //
 // They live here because driver/allbackends is where the set of backends is
-// defined (its imports are the backend packages), and DESIGN.md fixes the top
+// defined (its imports are the backend packages), and docs/design.md fixes the top
 // level of the repository, so there is no internal/ tree to put them in. The
 // package is an external test package: it imports driver/allbackends (to run
 // every backend's registration) and driver/backend (to list it).
@@ -228,7 +228,7 @@ func sortedPkgs(m *module) []*goPackage {
 }
 
 // TestSimulatorsDoNotImportDriver: a simulator that shares code with the
-// client it stands in for proves nothing (DESIGN.md). Its tests must not
+// client it stands in for proves nothing (docs/design.md). Its tests must not
 // import driver/ either; lab/ may (lab starts the driver), so a simulator's
 // tests reach the driver only through the lab, never directly.
 func TestSimulatorsDoNotImportDriver(t *testing.T) {
@@ -242,7 +242,7 @@ func TestSimulatorsDoNotImportDriver(t *testing.T) {
 		}
 		checked++
 		for _, c := range m.forbidden(p, inDriver, inScope) {
-			t.Errorf("%s imports %s (%s): simulators never import driver/ (DESIGN.md); "+
+			t.Errorf("%s imports %s (%s): simulators never import driver/ (docs/design.md); "+
 				"give the simulator its own code for it, or move shared, driver-independent code under simulators/",
 				m.rel(p.ImportPath), c[len(c)-1], strings.Join(c, " → "))
 		}
@@ -271,7 +271,7 @@ func TestDriverDoesNotImportSimulatorsOrLab(t *testing.T) {
 			continue
 		}
 		for _, c := range m.forbidden(p, bad, inScope) {
-			t.Errorf("%s imports %s (%s): driver/ never imports simulators/ or lab/ (DESIGN.md); "+
+			t.Errorf("%s imports %s (%s): driver/ never imports simulators/ or lab/ (docs/design.md); "+
 				"only _test.go files may (to start a simulated host), so move that use into a test file",
 				m.rel(p.ImportPath), c[len(c)-1], strings.Join(c, " → "))
 		}
@@ -339,7 +339,7 @@ func TestBackendsDoNotImportEachOther(t *testing.T) {
 		other := func(ip string) bool { f := fam.of(ip); return f != "" && f != own }
 		same := func(ip string) bool { return fam.of(ip) == own }
 		for _, c := range m.forbidden(p, other, same) {
-			t.Errorf("backend %s imports backend %s (%s): backends never import each other (DESIGN.md); "+
+			t.Errorf("backend %s imports backend %s (%s): backends never import each other (docs/design.md); "+
 				"move what both need into a shared package (driver/zfs/..., driver/node, driver/backend, driver/volumecontext, ...) and import that from both",
 				m.rel(p.ImportPath), m.rel(fam.of(m.abs(c[len(c)-1]))), strings.Join(c, " → "))
 		}
@@ -443,6 +443,21 @@ func TestEveryBackendIsLinked(t *testing.T) {
 	if registering == 0 {
 		t.Error("found no call of backend.Register in any package under driver/: either no backend is left or this test no longer recognises the call")
 	}
+	// The other way round: every backend allbackends links registers a
+	// driver type (itself or in a subpackage), or the binary links code no
+	// config can ever name.
+	for _, root := range backendFamilies(t, m).roots {
+		found := false
+		for _, p := range sortedPkgs(m) {
+			if (p.ImportPath == root || strings.HasPrefix(p.ImportPath, root+"/")) && len(registerCalls(t, m, p)) > 0 {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s is linked by driver/allbackends but registers no driver type: call backend.Register(backend.Type{...}) from an init func in the package (docs/developing.md, \"Adding a backend\", step 3)", m.rel(root))
+		}
+	}
 	sw := m.pkgs[m.abs("cmd/switchyard")]
 	switch {
 	case sw == nil:
@@ -465,7 +480,7 @@ func TestRegisteredTypesAreNotPlanned(t *testing.T) {
 	for _, n := range names {
 		if slices.Contains(backend.Planned(), n) {
 			t.Errorf("driver type %q is registered but still listed in backend.Planned(): remove %q from planned in driver/backend/resolve.go "+
-				"(and from the \"not built in yet\" lists in README.md and docs/README.md)", n, n)
+				"(and from the \"later issues\" row of README.md and the \"not built in yet\" item of docs/README.md)", n, n)
 		}
 	}
 }

@@ -89,7 +89,7 @@ func (p *clientPool) get(a *account, cfg api.Config) (*api.Client, error) {
 	}
 	p.clients[fp] = &pooled{client: c, account: a.key, base: fingerprint(a.apiConfig())}
 	if cfg.InsecureSkipVerify {
-		// DDN's default, so kept; but never silently (DESIGN.md contract 7).
+		// DDN's default, so kept; but never silently (docs/design.md contract 7).
 		p.log.Warn("Infinia TLS certificates are not verified (insecureSkipVerify is true, DDN's default): "+
 			"set insecureSkipVerify: false, with caCert for a private CA, to verify them", "account", a.key)
 	}

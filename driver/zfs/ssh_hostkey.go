@@ -16,7 +16,7 @@ import (
 )
 
 // How the SSH executor decides whether the host it reached is the host it
-// means (DESIGN.md contract 7, "nothing is trusted silently"):
+// means (docs/design.md contract 7, "nothing is trusted silently"):
 //
 //   - sshConnection.hostKeyFingerprint pins one key;
 //   - sshConnection.knownHosts names an OpenSSH known_hosts file the key
