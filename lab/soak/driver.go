@@ -50,7 +50,7 @@ func startInProcess(dir, mainFile string, logTo io.Writer) (*plugin, error) {
 		return nil, err
 	}
 	p.Identity.SetReady(true)
-	go srv.Serve(l)
+	go func() { _ = srv.Serve(l) }() // ends with Stop; its error then says only that
 	return &plugin{sock: sock, stop: func() { srv.Stop(context.Background()); p.Close() }}, nil
 }
 

@@ -42,10 +42,10 @@ func (r *Report) Write(w io.Writer) {
 	fmt.Fprintf(w, "faults injected: %s\n", strings.Join(parts, ", "))
 	fmt.Fprintf(w, "leaked %d, lost %d, undocumented codes %d, failed lifecycles %d\n", len(r.Leaked), len(r.Lost), len(r.Undocumented), len(r.Failed))
 	list := func(title string, items []string) {
-		const max = 20
+		const shown = 20
 		for i, it := range items {
-			if i == max {
-				fmt.Fprintf(w, "  ... and %d more\n", len(items)-max)
+			if i == shown {
+				fmt.Fprintf(w, "  ... and %d more\n", len(items)-shown)
 				break
 			}
 			fmt.Fprintf(w, "  %s: %s\n", title, it)
