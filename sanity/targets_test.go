@@ -41,7 +41,7 @@ var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|infinia|truenas-[0-9.]+) ([a-
 func withAllowList(cfg string) string {
 	var out []string
 	for _, l := range strings.Split(cfg, "\n") {
-		if strings.Contains(l, "generate_node_acls: 1") || strings.Contains(l, "allow_any_host: 1") {
+		if strings.Contains(l, "generate_node_acls: 1") || strings.Contains(l, "allow_any_host: 1") || strings.Contains(l, "targetGroupInitiatorGroup:") {
 			continue
 		}
 		out = append(out, l)

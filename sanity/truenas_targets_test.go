@@ -65,5 +65,17 @@ func truenasTargets() []target {
 		noNode:  noNodeTrueNAS,
 		publish: true,
 	})
+	// iSCSI host access (iscsi.hostAccess: allowList) behind the proxy.
+	ts = append(ts, target{
+		name: "freenas-api-iscsi@25.10/proxy-allowlist",
+		main: hostAccessMain,
+		connections: map[string]string{
+			"tn-iscsi-api":  "{{truenas-25.10 freenas-api-iscsi iscsi-api-2510-allowlist allowList}}",
+			"tn-nfs-beside": "{{truenas-25.10 freenas-api-nfs nfs-api-2510-allowlist-iscsi}}",
+		},
+		params:  map[string]string{"connection": "tn-iscsi-api"},
+		noNode:  noNodeTrueNAS,
+		publish: true,
+	})
 	return ts
 }

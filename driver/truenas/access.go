@@ -3,6 +3,7 @@ package truenas
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -187,4 +188,242 @@ func (n *nvmeofShare) Revoke(ctx context.Context, dataset string, props zfs.Prop
 		}
 	}
 	return nil
+}
+
+// Host access for iSCSI (iscsi.hostAccess: allowList). A TrueNAS target's
+// groups[] entries each name a portal, an optional initiator group
+// (iscsi.initiator) and auth. Both of TrueNAS's iSCSI back ends read them
+// alike (middleware etc_files/scst.conf.mako, utils/lio/config.py):
+//   - a group without an initiator group, or whose group's initiators list
+//     is empty (stored as "ALL", shown as "Allow All initiators"), admits
+//     every initiator (SCST: INITIATOR *; LIO: generate_node_acls);
+//   - a target without any group admits nobody: SCST writes no INITIATOR
+//     into the security group that holds the target's LUNs, LIO makes no
+//     TPG at all. The API accepts such a target (kept for API 1.0).
+//
+// So a closed target is a target without groups. Targets are made so;
+// the first grant makes an initiator group of the target's own (comment
+// "switchyard: <target name>") holding the node's IQN and gives the target
+// the configured groups (portal and auth from iscsi.targetGroups) naming
+// it; later grants and revokes edit its list; the last revoke takes the
+// groups off the target first and then deletes the initiator group, so a
+// target never names an empty (allow-all) group. DeleteVolume deletes the
+// target, then its group (deleting the group first would null the
+// target's reference: open). A placeholder IQN in an otherwise empty list
+// would be closed too, but only while no initiator takes that name.
+
+var _ engine.HostAccess = (*iscsiShare)(nil)
+
+func (i *iscsiShare) Initiator() engine.Initiator { return i.s.hostAccess }
+
+type iscsiTarget struct {
+	ID     int           `json:"id"`
+	Name   string        `json:"name"`
+	Groups []targetGroup `json:"groups"`
+}
+
+type initiatorGroup struct {
+	ID         int      `json:"id"`
+	Initiators []string `json:"initiators"`
+	Comment    string   `json:"comment"`
+}
+
+// initiatorComment marks the initiator group of a target as the driver's
+// (target names are unique on a TrueNAS).
+func initiatorComment(target string) string { return "switchyard: " + target }
+
+// target reads a target by id; found is false when it is gone.
+func (i *iscsiShare) target(ctx context.Context, id int) (iscsiTarget, bool, error) {
+	var o iscsiTarget
+	err := i.t.call(ctx, &o, "iscsi.target.get_instance", id)
+	if api.IsNotFound(err) {
+		return o, false, nil
+	}
+	if err != nil {
+		return o, false, i.t.statusErr(err, "reading iscsi.target "+strconv.Itoa(id))
+	}
+	return o, true, nil
+}
+
+// ours reads the target recorded on the dataset; found is false when it
+// is gone or now belongs to another volume (TrueNAS reuses ids).
+func (i *iscsiShare) ours(ctx context.Context, dataset string, props zfs.Properties) (iscsiTarget, bool, error) {
+	id := storedID(props, propISCSITargetID)
+	if id == 0 {
+		return iscsiTarget{}, false, nil
+	}
+	t, ok, err := i.target(ctx, id)
+	if err != nil || !ok {
+		return t, false, err
+	}
+	if p := props[propISCSIAssets]; p.IsSet() && t.Name != p.Value {
+		i.t.log.Warn("iSCSI target id recorded on the dataset now belongs to another target", "dataset", dataset, "id", id, "target", t.Name)
+		return t, false, nil
+	}
+	return t, true, nil
+}
+
+// granted reads the initiator group a target with groups admits through.
+// A target that admits every initiator (a group without an initiator
+// group, or one with an empty list), or one through a group that is not
+// the driver's, is FAILED_PRECONDITION: the driver does not take over
+// access that someone else set up.
+func (i *iscsiShare) granted(ctx context.Context, t iscsiTarget) (initiatorGroup, error) {
+	var g initiatorGroup
+	id := 0
+	for _, tg := range t.Groups {
+		if tg.Initiator == nil || *tg.Initiator == 0 {
+			return g, status.Errorf(codes.FailedPrecondition, "%s: iSCSI target %s admits every initiator (a group without an initiator group: it was made before iscsi.hostAccess was allowList): remove its groups (Shares > iSCSI > Targets) once every node using it is published, and the driver will add them back for the nodes it grants", i.t.kind.name, t.Name)
+		}
+		if id != 0 && *tg.Initiator != id {
+			return g, status.Errorf(codes.FailedPrecondition, "%s: iSCSI target %s names initiator groups %d and %d, and with iscsi.hostAccess: allowList the driver keeps one of its own per target: remove the target's groups (Shares > iSCSI > Targets) to let the driver manage them", i.t.kind.name, t.Name, id, *tg.Initiator)
+		}
+		id = *tg.Initiator
+	}
+	err := i.t.call(ctx, &g, "iscsi.initiator.get_instance", id)
+	if api.IsNotFound(err) {
+		return g, status.Errorf(codes.Aborted, "%s: the initiator group %d of iSCSI target %s was deleted meanwhile: retry", i.t.kind.name, id, t.Name)
+	}
+	if err != nil {
+		return g, i.t.statusErr(err, "reading iscsi.initiator "+strconv.Itoa(id))
+	}
+	switch {
+	case len(g.Initiators) == 0:
+		return g, status.Errorf(codes.FailedPrecondition, "%s: iSCSI target %s admits every initiator: its initiator group %d has an empty list (TrueNAS's \"Allow All initiators\"): remove the target's groups (Shares > iSCSI > Targets) once every node using it is published, and the driver will add them back for the nodes it grants", i.t.kind.name, t.Name, id)
+	case g.Comment != initiatorComment(t.Name):
+		return g, status.Errorf(codes.FailedPrecondition, "%s: iSCSI target %s admits the initiators of group %d (%q), which the driver did not make: with iscsi.hostAccess: allowList remove the target's groups (Shares > iSCSI > Targets) to let the driver manage them", i.t.kind.name, t.Name, id, g.Comment)
+	}
+	return g, nil
+}
+
+// findInitiatorGroups lists the driver's initiator groups of a target.
+func (i *iscsiShare) findInitiatorGroups(ctx context.Context, target string) ([]initiatorGroup, error) {
+	var list []initiatorGroup
+	if err := i.t.call(ctx, &list, "iscsi.initiator.query", []any{[]any{"comment", "=", initiatorComment(target)}}, map[string]any{}); err != nil {
+		return nil, i.t.statusErr(err, "looking up the initiator group of iSCSI target "+target)
+	}
+	return list, nil
+}
+
+// removeInitiatorGroups deletes the driver's initiator groups of a target
+// (one, or a leftover of an interrupted call).
+func (i *iscsiShare) removeInitiatorGroups(ctx context.Context, target string) error {
+	list, err := i.findInitiatorGroups(ctx, target)
+	if err != nil {
+		return err
+	}
+	for _, g := range list {
+		if err := i.t.deleteObject(ctx, "iscsi.initiator", g.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (i *iscsiShare) setInitiators(ctx context.Context, group int, iqns []string) error {
+	if len(iqns) == 0 { // an empty list is "Allow All initiators": never send one
+		return status.Error(codes.Internal, "refusing to empty an initiator group (TrueNAS reads that as every initiator)")
+	}
+	if err := i.t.call(ctx, nil, "iscsi.initiator.update", group, map[string]any{"initiators": iqns}); err != nil {
+		return i.t.statusErr(err, "setting the initiators of iscsi.initiator "+strconv.Itoa(group))
+	}
+	return nil
+}
+
+func (i *iscsiShare) setGroups(ctx context.Context, t iscsiTarget, groups []targetGroup) error {
+	if err := i.t.call(ctx, nil, "iscsi.target.update", t.ID, map[string]any{"groups": groups}); err != nil {
+		return i.t.statusErr(err, "setting the groups of iSCSI target "+t.Name)
+	}
+	return nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Grant adds the node's IQN to the target's initiator group; on a closed
+// target it makes that group and gives the target its groups.
+func (i *iscsiShare) Grant(ctx context.Context, dataset string, props zfs.Properties, iqn string) error {
+	t, ok, err := i.ours(ctx, dataset, props)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return status.Errorf(codes.NotFound, "%s: the iSCSI target of %s does not exist on %s (delete the volume, or recreate its target)", i.t.kind.name, dataset, i.t.api.Endpoint())
+	}
+	if len(t.Groups) > 0 {
+		g, err := i.granted(ctx, t)
+		if err != nil {
+			return err
+		}
+		if containsFold(g.Initiators, iqn) {
+			return nil
+		}
+		return i.setInitiators(ctx, g.ID, append(g.Initiators, iqn))
+	}
+	// Closed: the first grant. A group left by an interrupted call is
+	// reused, holding only this node.
+	list, err := i.findInitiatorGroups(ctx, t.Name)
+	if err != nil {
+		return err
+	}
+	var g initiatorGroup
+	if len(list) > 0 {
+		g = list[0]
+		if err := i.setInitiators(ctx, g.ID, []string{iqn}); err != nil {
+			return err
+		}
+	} else if err := i.t.call(ctx, &g, "iscsi.initiator.create", map[string]any{"initiators": []string{iqn}, "comment": initiatorComment(t.Name)}); err != nil {
+		return i.t.statusErr(err, "making the initiator group of iSCSI target "+t.Name)
+	}
+	groups := make([]targetGroup, len(i.s.targetGroups))
+	for n, tg := range i.s.targetGroups {
+		id := g.ID
+		tg.Initiator = &id
+		groups[n] = tg
+	}
+	return i.setGroups(ctx, t, groups)
+}
+
+// Revoke removes the IQN (every IQN when it is "") from the target's
+// initiator group; the last one closes the target (no groups) and then
+// deletes the group.
+func (i *iscsiShare) Revoke(ctx context.Context, dataset string, props zfs.Properties, iqn string) error {
+	t, ok, err := i.ours(ctx, dataset, props)
+	if err != nil || !ok {
+		return err
+	}
+	if len(t.Groups) == 0 { // closed: drop a group an interrupted revoke left
+		return i.removeInitiatorGroups(ctx, t.Name)
+	}
+	g, err := i.granted(ctx, t)
+	if status.Code(err) == codes.FailedPrecondition {
+		// Open, or not the driver's to manage: nothing of ours to withdraw.
+		i.t.log.Warn("ControllerUnpublishVolume: the iSCSI target's access is not the driver's; left as it is", "target", t.Name, "error", status.Convert(err).Message())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var keep []string
+	for _, x := range g.Initiators {
+		if iqn != "" && !strings.EqualFold(x, iqn) {
+			keep = append(keep, x)
+		}
+	}
+	switch {
+	case len(keep) == len(g.Initiators):
+		return nil
+	case len(keep) > 0:
+		return i.setInitiators(ctx, g.ID, keep)
+	}
+	if err := i.setGroups(ctx, t, []targetGroup{}); err != nil {
+		return err
+	}
+	return i.removeInitiatorGroups(ctx, t.Name)
 }

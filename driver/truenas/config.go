@@ -274,7 +274,12 @@ func parseISCSI(r *config.Reader) shareSettings {
 	}
 	s.extentComment = template(r, "iscsi.extentCommentTemplate")
 	if parseHostAccess(r, "iscsi") {
-		r.Add("iscsi.hostAccess", "allowList is not available for TrueNAS iSCSI yet (zfs-generic-iscsi and the NVMe-oF drivers have it); restrict initiators with iscsi.targetGroups[].targetGroupInitiatorGroup")
+		s.hostAccess = engine.IQN
+		for i, g := range s.targetGroups {
+			if g.Initiator != nil {
+				r.Add("iscsi.targetGroups["+strconv.Itoa(i)+"].targetGroupInitiatorGroup", "is set, and iscsi.hostAccess: allowList gives each target an initiator group of its own holding the nodes it is published to: leave it out")
+			}
+		}
 	}
 	return s
 }

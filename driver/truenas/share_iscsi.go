@@ -79,7 +79,13 @@ func (i *iscsiShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 	if err != nil {
 		return nil, nil, err
 	}
-	target, err := i.createOrFind(ctx, "iscsi.target", map[string]any{"name": name, "mode": "ISCSI", "groups": i.s.targetGroups},
+	groups := i.s.targetGroups
+	if i.s.hostAccess != engine.OpenTargets {
+		// Closed until the first grant: a target without groups admits
+		// nobody (see access.go).
+		groups = []targetGroup{}
+	}
+	target, err := i.createOrFind(ctx, "iscsi.target", map[string]any{"name": name, "mode": "ISCSI", "groups": groups},
 		"name", name, "already exists")
 	if err != nil {
 		return nil, nil, err
@@ -140,7 +146,7 @@ func (i *iscsiShare) Remove(ctx context.Context, dataset string, props zfs.Prope
 		name = ""
 	}
 	if id := storedID(props, propISCSITargetID); id != 0 {
-		o, ok, err := i.t.getObject(ctx, "iscsi.target", id)
+		o, ok, err := i.target(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -149,8 +155,19 @@ func (i *iscsiShare) Remove(ctx context.Context, dataset string, props zfs.Prope
 			if err := i.t.deleteObject(ctx, "iscsi.target", id, true); err != nil {
 				return err
 			}
+			if name == "" {
+				name = o.Name
+			}
 		} else if ok {
 			i.t.log.Warn("iSCSI target id recorded on the dataset now belongs to another target; leaving it", "dataset", dataset, "id", id, "target", o.Name)
+		}
+		if i.s.hostAccess != engine.OpenTargets && name != "" {
+			// After the target: deleting the group first would leave the
+			// target's groups without one, which TrueNAS reads as "every
+			// initiator".
+			if err := i.removeInitiatorGroups(ctx, name); err != nil {
+				return err
+			}
 		}
 	}
 	if id := storedID(props, propISCSIExtentID); id != 0 {

@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
@@ -9,6 +10,28 @@ import (
 // iscsi.initiator (plugins/iscsi_/initiator.py): groups of initiator IQNs
 // allowed to log in to the targets that name them; an empty list allows
 // every initiator.
+
+// storedInitiators is what the middleware's compress and extend make of a
+// list: it is kept as one text column, "ALL" when empty, else the names
+// joined by newlines, and read back split at whitespace, so "ALL" alone
+// reads back as the empty list (every initiator).
+func storedInitiators(data middleware.Row) {
+	v, ok := data["initiators"]
+	if !ok {
+		return
+	}
+	text := strings.Join(strsOf(v), "\n")
+	if text == "" {
+		text = "ALL"
+	}
+	out := []any{}
+	if text != "ALL" {
+		for _, f := range strings.Fields(text) {
+			out = append(out, f)
+		}
+	}
+	data["initiators"] = out
+}
 
 func (s *Service) registerInitiator(r *middleware.Registry) {
 	fields := []field{
@@ -27,6 +50,7 @@ func (s *Service) registerInitiator(r *middleware.Registry) {
 			if err != nil {
 				return nil, err
 			}
+			storedInitiators(data)
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return s.insert(nsInitiator, data)
@@ -53,6 +77,7 @@ func (s *Service) registerInitiator(r *middleware.Registry) {
 			for k, v := range data {
 				old[k] = v
 			}
+			storedInitiators(old)
 			return s.replace(nsInitiator, old)
 		},
 		delParams: []string{"id"},

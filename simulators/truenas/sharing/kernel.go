@@ -178,6 +178,12 @@ func (s *Service) kernelISCSI(skipped []string) ([]kernel.Target, []string) {
 		if mode := strOf(t["mode"]); mode != "" && mode != "ISCSI" && mode != "BOTH" {
 			continue
 		}
+		if len(objs(t["groups"])) == 0 {
+			// No group, no access: the middleware's LIO config makes no TPG
+			// for it (utils/lio/config.py), SCST no INITIATOR in the
+			// security group holding its LUNs (scst.conf.mako).
+			continue
+		}
 		kt := kernel.Target{IQN: s.basename() + ":" + strOf(t["name"])}
 		demo := false
 		acls := map[string]bool{}

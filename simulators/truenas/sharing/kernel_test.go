@@ -153,3 +153,59 @@ func TestNFSClients(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelInitiatorAccess: how a target's groups admit initiators, as
+// the middleware renders them: no group, nobody (no target in LIO); a
+// group whose initiator group lists IQNs, those as static ACLs; an empty
+// list ("Allow All initiators"), or a list that reads back empty, every
+// initiator (demo mode).
+func TestKernelInitiatorAccess(t *testing.T) {
+	e, kh := kernelEnv(t, "25.10")
+	iqn := "iqn.2005-10.org.freenas.ctl:pvc-1"
+	tpg := "target/iscsi/" + iqn + "/tpgt_1"
+	tgt := e.must("iscsi.target.create", map[string]any{"name": "pvc-1", "groups": []any{}})
+	ext := e.must("iscsi.extent.create", map[string]any{"name": "pvc-1", "disk": "zvol/tank/vol"})
+	e.must("iscsi.targetextent.create", map[string]any{"target": id(tgt), "extent": id(ext), "lunid": 0})
+	has := func(line string) bool { return slices.Contains(kh.Tree(), line) }
+	if slices.ContainsFunc(kh.Tree(), func(l string) bool { return strings.Contains(l, iqn) }) {
+		t.Errorf("a target without groups is served: %q", kh.Tree())
+	}
+
+	ig := e.must("iscsi.initiator.create", map[string]any{"initiators": []any{"iqn.1993-08.org.debian:01:node-a  iqn.1993-08.org.debian:01:node-b"}, "comment": "two"})
+	if got := strsOf(ig["initiators"]); !slices.Equal(got, []string{"iqn.1993-08.org.debian:01:node-a", "iqn.1993-08.org.debian:01:node-b"}) {
+		t.Errorf("initiators read back as %q (the middleware splits its text at whitespace)", got)
+	}
+	e.must("iscsi.target.update", id(tgt), map[string]any{"groups": []any{map[string]any{"portal": 1, "initiator": id(ig)}}})
+	for _, want := range []string{
+		"a " + tpg + "/attrib/generate_node_acls = 0",
+		"l " + tpg + "/acls/iqn.1993-08.org.debian:01:node-a/lun_0/lun -> " + tpg + "/lun/lun_0",
+		"l " + tpg + "/acls/iqn.1993-08.org.debian:01:node-b/lun_0/lun -> " + tpg + "/lun/lun_0",
+	} {
+		if !has(want) {
+			t.Errorf("configfs lacks %q:\n  %s", want, strings.Join(kh.Tree(), "\n  "))
+		}
+	}
+
+	for _, list := range [][]any{{}, {"ALL"}} {
+		got := e.must("iscsi.initiator.update", id(ig), map[string]any{"initiators": list})
+		if l := strsOf(got["initiators"]); len(l) != 0 {
+			t.Errorf("initiators %q read back as %q, want [] (every initiator)", list, l)
+		}
+		if !has("a " + tpg + "/attrib/generate_node_acls = 1") {
+			t.Errorf("initiators %q: the target is not open to every initiator:\n  %s", list, strings.Join(kh.Tree(), "\n  "))
+		}
+	}
+
+	// Deleting an initiator group a target names leaves the target's
+	// group without one (ON DELETE SET NULL): every initiator.
+	e.must("iscsi.initiator.update", id(ig), map[string]any{"initiators": []any{"iqn.1993-08.org.debian:01:node-a"}})
+	if _, err := e.call("iscsi.initiator.delete", id(ig)); err != nil {
+		t.Fatal(err)
+	}
+	if g := objs(e.must("iscsi.target.get_instance", id(tgt))["groups"]); len(g) != 1 || g[0]["initiator"] != nil {
+		t.Errorf("groups after the initiator group went: %v", g)
+	}
+	if !has("a " + tpg + "/attrib/generate_node_acls = 1") {
+		t.Error("a target whose initiator group was deleted is not open")
+	}
+}
