@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -136,8 +137,26 @@ func cliFailed(d *platform, what string, out zfs.Output, sensitive []string) err
 			msg = strings.ReplaceAll(msg, s, "<redacted>")
 		}
 	}
+	for _, s := range sensitive {
+		// A value that "<redacted>" itself spells survives the
+		// replacement: then none of the output is shown.
+		if s != "" && strings.Contains(msg, s) {
+			msg = "(output withheld: it holds a sensitive value)"
+		}
+	}
+	// The host's output is echoed input: bounded (DESIGN.md contract 6).
+	if len(msg) > cliOutputMax {
+		cut := cliOutputMax
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "... (truncated)"
+	}
 	return status.Error(codes.Internal, fmt.Sprintf("%s: %s failed (exit %d): %s", d.cfg.driver, what, out.Code, msg))
 }
+
+// cliOutputMax bounds the targetcli/nvmetcli output an error repeats.
+const cliOutputMax = 2048
 
 // notThere reports output that means "already gone" from a delete.
 func notThere(out zfs.Output) bool {

@@ -81,11 +81,17 @@ func (s iscsiShare) Remove(ctx context.Context, dataset string, props zfs.Proper
 		// never reached it: only its confirmation, or its word that the
 		// object is not there, proves the step. Anything else fails it, or
 		// the dataset would be destroyed under a target that still exists.
-		if !strings.Contains(out.Stdout+out.Stderr, step.done) && !notThere(out) {
+		if !removed(out, step.done) {
 			return cliFailed(d, step.what+" with targetcli", out, nil)
 		}
 	}
 	return nil
+}
+
+// removed reports whether targetcli's output proves a removal step: its
+// confirmation done, or its word that the object is not there.
+func removed(out zfs.Output, done string) bool {
+	return strings.Contains(out.Stdout+out.Stderr, done) || notThere(out)
 }
 
 func (iscsiShare) AssetProps() []string { return []string{propISCSIAssets} }

@@ -90,8 +90,12 @@ func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 	return vc, []zfs.Prop{{Name: propNVMeoFAssets, Value: asset}}, nil
 }
 
-// remove unlinks the subsystem from every port, deletes it and saves the
-// config; each step tolerates the object being gone already.
+// remove unlinks the subsystem from every port, deletes it, unlinks it
+// again and saves the config; each step tolerates the object being gone
+// already. The second unlink catches a link made between the first one and
+// the deletion by an nvmetcli run this process does not know of (one left
+// running on the host by a driver process that was killed mid-call): once
+// the subsystem is gone no new link can be made.
 func (s nvmeofShare) Remove(ctx context.Context, dataset string, props zfs.Properties) error {
 	d := s.d
 	asset := d.storedAsset(dataset, props, propNVMeoFAssets)
@@ -99,13 +103,14 @@ func (s nvmeofShare) Remove(ctx context.Context, dataset string, props zfs.Prope
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	var steps []struct{ script, what string }
+	var steps, unlinks []struct{ script, what string }
 	for _, p := range d.cfg.share.ports {
-		steps = append(steps, struct{ script, what string }{"cd /ports/" + p + "/subsystems\ndelete " + nqn + "\n", "unlinking " + nqn + " from port " + p})
+		unlinks = append(unlinks, struct{ script, what string }{"cd /ports/" + p + "/subsystems\ndelete " + nqn + "\n", "unlinking " + nqn + " from port " + p})
 	}
-	steps = append(steps,
-		struct{ script, what string }{"cd /subsystems\ndelete " + nqn + "\n", "deleting subsystem " + nqn},
-		struct{ script, what string }{s.saveLine() + "\n", "saving the nvmet config"})
+	steps = append(steps, unlinks...)
+	steps = append(steps, struct{ script, what string }{"cd /subsystems\ndelete " + nqn + "\n", "deleting subsystem " + nqn})
+	steps = append(steps, unlinks...)
+	steps = append(steps, struct{ script, what string }{s.saveLine() + "\n", "saving the nvmet config"})
 	for _, step := range steps {
 		out, err := d.runCLI(ctx, s.cli(), step.script, nil)
 		if err != nil {
