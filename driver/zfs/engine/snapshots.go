@@ -135,16 +135,18 @@ func (e *Engine) detachedSnapshot(ctx context.Context, srcDS, target, zname stri
 	if _, err := e.zfs.Get(ctx, target, "type"); err == nil {
 		return nil // made by an earlier call
 	}
-	container := target[:strings.LastIndexByte(target, '/')]
-	if err := e.zfs.Create(ctx, container, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
-		return e.zfsErr(err, "creating "+container)
-	}
+	// The temporary snapshot first: it proves the source exists before
+	// anything is made for the copy (a refused request leaves nothing).
 	tmp := srcDS + "@" + detachedSnapshotPrefix + zname
 	if err := e.zfs.Snapshot(ctx, tmp); err != nil && !zfs.IsExists(err) {
 		if zfs.IsNotExist(err) {
 			return status.Errorf(codes.NotFound, "source volume dataset %s does not exist", srcDS)
 		}
 		return e.zfsErr(err, "snapshotting "+srcDS)
+	}
+	container := target[:strings.LastIndexByte(target, '/')]
+	if err := e.zfs.Create(ctx, container, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
+		return e.zfsErr(err, "creating "+container)
 	}
 	if err := e.zfs.SendReceive(ctx, tmp, target); err != nil && !zfs.IsExists(err) {
 		return e.zfsErr(err, "copying "+tmp+" to "+target)
