@@ -103,25 +103,47 @@ func (s nvmeofShare) Remove(ctx context.Context, dataset string, props zfs.Prope
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	var steps, unlinks []struct{ script, what string }
+	type step struct{ script, what, dir string }
+	var steps, unlinks []step
 	for _, p := range d.cfg.share.ports {
-		unlinks = append(unlinks, struct{ script, what string }{"cd /ports/" + p + "/subsystems\ndelete " + nqn + "\n", "unlinking " + nqn + " from port " + p})
+		dir := "/ports/" + p + "/subsystems"
+		unlinks = append(unlinks, step{"cd " + dir + "\ndelete " + nqn + "\n", "unlinking " + nqn + " from port " + p, dir})
 	}
 	steps = append(steps, unlinks...)
-	steps = append(steps, struct{ script, what string }{"cd /subsystems\ndelete " + nqn + "\n", "deleting subsystem " + nqn})
+	steps = append(steps, step{"cd /subsystems\ndelete " + nqn + "\n", "deleting subsystem " + nqn, "/subsystems"})
 	steps = append(steps, unlinks...)
-	steps = append(steps, struct{ script, what string }{s.saveLine() + "\n", "saving the nvmet config"})
-	for _, step := range steps {
-		out, err := d.runCLI(ctx, s.cli(), step.script, nil)
+	for _, st := range steps {
+		// nvmetcli prints nothing for a delete that works and may exit 0
+		// after one that failed, or after a script it never read: the
+		// listing of the folder at the end of the script is the proof.
+		out, err := d.runCLI(ctx, s.cli(), st.script+"ls "+st.dir+" 1\n", nil)
 		if err != nil {
 			return err
 		}
-		// nvmetcli may exit 0 after a line that failed (as in Create).
-		if (out.Code != 0 || looksLikeError(out)) && !notThere(out) {
-			return cliFailed(d, step.what+" with nvmetcli", out, nil)
+		if !nvmetGone(out, st.dir, nqn) {
+			return cliFailed(d, st.what+" with nvmetcli", out, nil)
 		}
 	}
+	out, err := d.runCLI(ctx, s.cli(), s.saveLine()+"\n", nil)
+	if err != nil {
+		return err
+	}
+	if out.Code != 0 || looksLikeError(out) {
+		return cliFailed(d, "saving the nvmet config with nvmetcli", out, nil)
+	}
 	return nil
+}
+
+// nvmetGone reads the "ls <dir> 1" that ends a delete script: the folder
+// is listed (so the script ran to its end) without the object, or the
+// folder itself does not exist (a port that is gone).
+func nvmetGone(out zfs.Output, dir, name string) bool {
+	text := out.Stdout + out.Stderr
+	if strings.Contains(text, "o- "+name+" ") || strings.HasSuffix(strings.TrimRight(text, "\r\n"), "o- "+name) {
+		return false
+	}
+	header := "o- " + dir[strings.LastIndexByte(dir, '/')+1:] + " "
+	return strings.Contains(text, header) || notThere(out)
 }
 
 func (nvmeofShare) AssetProps() []string { return []string{propNVMeoFAssets} }

@@ -32,6 +32,15 @@ while read -r cmd arg; do
 			if [ -e "$STATE/subsys" ]; then rm "$STATE/subsys"
 			else echo "No such Subsystem in configfs: /sys/kernel/config/nvmet/subsystems/$arg"; fi ;;
 		esac ;;
+	ls)
+		case "$arg" in
+		"/ports/1/subsystems 1")
+			echo "o- subsystems ........ [...]"
+			if [ -e "$STATE/linked" ]; then echo "  o- nqn.2003-01.org.test:pvc-1 ........ [...]"; fi ;;
+		"/subsystems 1")
+			echo "o- subsystems ........ [...]"
+			if [ -e "$STATE/subsys" ]; then echo "  o- nqn.2003-01.org.test:pvc-1 ........ [...]"; fi ;;
+		esac ;;
 	esac
 done
 `
@@ -67,6 +76,28 @@ func TestNVMeoFRemoveCatchesALinkMadeDuringIt(t *testing.T) {
 	for _, f := range []string{"subsys", "linked", "orphan"} {
 		if _, err := os.Stat(filepath.Join(state, f)); err == nil {
 			t.Errorf("%s is still there after Remove", f)
+		}
+	}
+}
+
+// A delete counts only when the listing at the end of its script shows the
+// folder without the object (or no folder at all): an nvmetcli that never
+// read the script, or one that complained, leaves the step failed.
+func TestNVMeoFGone(t *testing.T) {
+	const nqn = "nqn.2003-01.org.test:pvc-1"
+	for _, c := range []struct {
+		name, out string
+		want      bool
+	}{
+		{"deleted", "o- subsystems ...... [...]\r\n  o- nqn.2003-01.org.test:pvc-10 .... [...]\r\n", true},
+		{"still there", "o- subsystems ...... [...]\r\n  o- " + nqn + " .... [...]\r\n", false},
+		{"still there, no padding", "o- subsystems [...]\r\n  o- " + nqn, false},
+		{"script never read", "", false},
+		{"an error and no listing", "Error: something went wrong\n", false},
+		{"the port is gone", "No such path /ports/1\n", true},
+	} {
+		if got := nvmetGone(zfs.Output{Stdout: c.out}, "/subsystems", nqn); got != c.want {
+			t.Errorf("%s: nvmetGone = %v; want %v", c.name, got, c.want)
 		}
 	}
 }
