@@ -13,8 +13,8 @@ import (
 )
 
 const (
-	testHostKey = "DHHC-1:01:aGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGgAAAAA:"
-	testCtrlKey = "DHHC-1:01:Y2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2MAAAAA:"
+	testHostKey = "DHHC-1:01:aGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGicgrbe:"
+	testCtrlKey = "DHHC-1:01:Y2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2O1g8Y8:"
 )
 
 // The DH-HMAC-CHAP keys of the node-stage secret reach nvme connect (and
