@@ -91,8 +91,8 @@ func (a NVMeoF) Stage(ctx context.Context, h *Host, v *Volume) error {
 // parameter that names the secret.
 const (
 	SecretDHCHAPHostKey = "dhchapSecret"
-	SecretDHCHAPCtrlKey = "dhchapCtrlSecret"
-	nodeStageSecretName = "csi.storage.k8s.io/node-stage-secret-name"
+	SecretDHCHAPCtrlKey = "dhchapCtrlSecret"                          //nolint:gosec // G101: the name of a secret key, not a secret
+	nodeStageSecretName = "csi.storage.k8s.io/node-stage-secret-name" //nolint:gosec // G101: a StorageClass parameter name
 )
 
 // nvmeAuth is the DH-HMAC-CHAP keys a node presents; secrets.

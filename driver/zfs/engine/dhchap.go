@@ -14,7 +14,7 @@ import (
 // sets HostKey (and CtrlKey, for bidirectional authentication) on the
 // node's host entry before it links the host to the subsystem, and nodes
 // present the same keys from the StorageClass node-stage secret
-// (SecretHostKey, SecretCtrlKey). One key pair per connection: the node
+// (dhchapSecret, dhchapCtrlSecret: driver/node). One key pair per connection: the node
 // never reads connection files, and CSI gives a node-stage secret per
 // StorageClass, not per node, so a per-host key could not reach its node
 // alone (docs/security.md, "NVMe DH-HMAC-CHAP").
@@ -40,14 +40,6 @@ func (d DHCHAP) Secrets() []string {
 	}
 	return s
 }
-
-// The node-stage secret keys a node reads the keys from, and the
-// StorageClass parameter that names that secret.
-const (
-	SecretHostKey       = "dhchapSecret"
-	SecretCtrlKey       = "dhchapCtrlSecret"
-	NodeStageSecretName = "csi.storage.k8s.io/node-stage-secret-name"
-)
 
 // ParseDHCHAP reads <section>.dhchap (hostKey, ctrlKey). allowList says
 // whether <section>.hostAccess is allowList: DH-CHAP is set per granted
