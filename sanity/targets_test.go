@@ -34,7 +34,23 @@ type target struct {
 // a simulated storage host ("zfs" or "truenas-<release>"). With a fourth
 // word, allowList, the block protocol's targets are closed
 // (iscsi/nvmeof.hostAccess: allowList; see withAllowList).
-var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|infinia|truenas-[0-9.]+) ([a-z-]+) ([a-z0-9-]+)( allowList)?\}\}`)
+var hostPlaceholder = regexp.MustCompile(`\{\{(zfs|infinia|truenas-[0-9.]+) ([a-z-]+) ([a-z0-9-]+)( allowList)?( dhchap)?\}\}`)
+
+// The DH-HMAC-CHAP keys of the sanity connections with a fifth word,
+// dhchap (nvmeof.dhchap; nvme gen-dhchap-key format), and the node-stage
+// secret that carries them to the node.
+const (
+	sanityDHCHAPHostKey = "DHHC-1:01:aGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGhoaGicgrbe:"
+	sanityDHCHAPCtrlKey = "DHHC-1:01:Y2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2O1g8Y8:"
+)
+
+var dhchapNodeSecrets = map[string]string{"dhchapSecret": sanityDHCHAPHostKey, "dhchapCtrlSecret": sanityDHCHAPCtrlKey}
+
+// withDHCHAP adds nvmeof.dhchap to a config with nvmeof.hostAccess: allowList.
+func withDHCHAP(cfg string) string {
+	return strings.Replace(cfg, "nvmeof:\n  hostAccess: allowList\n",
+		"nvmeof:\n  hostAccess: allowList\n  dhchap:\n    hostKey: '"+sanityDHCHAPHostKey+"'\n    ctrlKey: '"+sanityDHCHAPCtrlKey+"'\n", 1)
+}
 
 // withAllowList sets hostAccess: allowList in a block driver's config and
 // drops the lab's attributes that open its targets to everyone.
@@ -61,6 +77,9 @@ func (t target) render(dir string, config hostConfig) (main string, conns map[st
 		s = strings.ReplaceAll(s, "{{dir}}", dir)
 		return hostPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
 			g := hostPlaceholder.FindStringSubmatch(m)
+			if g[4] != "" && g[5] != "" {
+				return withDHCHAP(withAllowList(config(g[1], g[2], g[3])))
+			}
 			if g[4] != "" {
 				return withAllowList(config(g[1], g[2], g[3]))
 			}

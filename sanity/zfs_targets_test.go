@@ -54,6 +54,21 @@ func zfsTargets() []target {
 			publish: true,
 		})
 	}
+	// NVMe DH-HMAC-CHAP on top of the allow-list: publish sets the
+	// connection's keys on each granted host; the node-stage secret
+	// carries them to the node.
+	ts = append(ts, target{
+		name: "zfs-generic-nvmeof/proxy-allowlist-dhchap",
+		main: hostAccessMain,
+		connections: map[string]string{
+			"zfs-nvmeof":     "{{zfs zfs-generic-nvmeof nvmeof-allowlist-dhchap allowList dhchap}}",
+			"zfs-nfs-beside": "{{zfs zfs-generic-nfs nfs-allowlist-dhchap}}",
+		},
+		params:      map[string]string{"connection": "zfs-nvmeof"},
+		noNode:      noNodeZFS,
+		publish:     true,
+		nodeSecrets: dhchapNodeSecrets,
+	})
 	return ts
 }
 

@@ -86,7 +86,68 @@ func (a NVMeoF) Stage(ctx context.Context, h *Host, v *Volume) error {
 	return stageDevice(h, v, dev)
 }
 
+// The node-stage secret keys that hold the DH-HMAC-CHAP keys (nvme
+// connect --dhchap-secret / --dhchap-ctrl-secret), and the StorageClass
+// parameter that names the secret.
+const (
+	SecretDHCHAPHostKey = "dhchapSecret"
+	SecretDHCHAPCtrlKey = "dhchapCtrlSecret"                          //nolint:gosec // G101: the name of a secret key, not a secret
+	nodeStageSecretName = "csi.storage.k8s.io/node-stage-secret-name" //nolint:gosec // G101: a StorageClass parameter name
+)
+
+// nvmeAuth is the DH-HMAC-CHAP keys a node presents; secrets.
+type nvmeAuth struct{ hostKey, ctrlKey string }
+
+func (a nvmeAuth) sensitive() []string {
+	var s []string
+	for _, k := range []string{a.hostKey, a.ctrlKey} {
+		if k != "" {
+			s = append(s, k)
+		}
+	}
+	return s
+}
+
+// args are nvme connect's authentication options.
+func (a nvmeAuth) args() []string {
+	var args []string
+	if a.hostKey != "" {
+		args = append(args, "--dhchap-secret="+a.hostKey)
+	}
+	if a.ctrlKey != "" {
+		args = append(args, "--dhchap-ctrl-secret="+a.ctrlKey)
+	}
+	return args
+}
+
+// authOf reads the DH-HMAC-CHAP keys from the node-stage secrets. They are
+// passed whenever given; a volume whose context says the target requires
+// them (dhchap: required) fails without a host key, naming what to set.
+// Errors never quote a key.
+func authOf(v *Volume) (nvmeAuth, error) {
+	sec := normalizedSecrets(v)
+	a := nvmeAuth{hostKey: strings.TrimSpace(sec[SecretDHCHAPHostKey]), ctrlKey: strings.TrimSpace(sec[SecretDHCHAPCtrlKey])}
+	required := v.Context[volumecontext.KeyDHCHAP] == volumecontext.DHCHAPRequired
+	switch {
+	case a.hostKey == "" && required:
+		return a, status.Errorf(codes.FailedPrecondition, "volume %s: its NVMe-oF target authenticates hosts with DH-HMAC-CHAP (nvmeof.dhchap), and the node-stage secret has no %s: put the connection's nvmeof.dhchap.hostKey there as %s (and ctrlKey as %s) and name the secret in the StorageClass parameter %s (with its namespace)",
+			v.ID, SecretDHCHAPHostKey, SecretDHCHAPHostKey, SecretDHCHAPCtrlKey, nodeStageSecretName)
+	case a.ctrlKey != "" && a.hostKey == "":
+		return a, status.Errorf(codes.InvalidArgument, "volume %s: node-stage secret %s needs %s: bidirectional authentication is on top of the host's own", v.ID, SecretDHCHAPCtrlKey, SecretDHCHAPHostKey)
+	}
+	for _, k := range []struct{ name, value string }{{SecretDHCHAPHostKey, a.hostKey}, {SecretDHCHAPCtrlKey, a.ctrlKey}} {
+		if k.value != "" && !strings.HasPrefix(k.value, "DHHC-1:") {
+			return a, status.Errorf(codes.InvalidArgument, "volume %s: node-stage secret %s is not a DH-HMAC-CHAP key (DHHC-1:<hash>:<base64>:, as nvme gen-dhchap-key prints it)", v.ID, k.name)
+		}
+	}
+	return a, nil
+}
+
 func (a NVMeoF) attach(ctx context.Context, h *Host, v *Volume, nv nvmeVolume) (string, error) {
+	auth, err := authOf(v)
+	if err != nil {
+		return "", err
+	}
 	unlock, err := h.lockTargets(ctx, nv.lockKey())
 	if err != nil {
 		return "", err
@@ -101,7 +162,7 @@ func (a NVMeoF) attach(ctx context.Context, h *Host, v *Volume, nv nvmeVolume) (
 	for _, t := range nv.transports {
 		rt, err := t.resolved(ctx, h)
 		if err == nil {
-			err = a.connect(ctx, h, nv.nqn, rt)
+			err = a.connect(ctx, h, nv.nqn, rt, auth)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", t, err))
@@ -155,9 +216,9 @@ func (a NVMeoF) attach(ctx context.Context, h *Host, v *Volume, nv nvmeVolume) (
 // connect runs nvme connect for one path. An existing connection is
 // success; failures are retried (a target may still be coming up), except
 // a command that timed out.
-func (NVMeoF) connect(ctx context.Context, h *Host, nqn string, t nvmeTransport) error {
+func (NVMeoF) connect(ctx context.Context, h *Host, nqn string, t nvmeTransport, auth nvmeAuth) error {
 	err := h.retry(ctx, func(err error) bool { return !errors.Is(err, context.DeadlineExceeded) }, func() error {
-		out, err := h.Exec.Run(ctx, Command{Name: "nvme", Args: t.connectArgs(nqn)})
+		out, err := h.Exec.Run(ctx, Command{Name: "nvme", Args: append(t.connectArgs(nqn), auth.args()...), Sensitive: auth.sensitive()})
 		if err != nil && alreadyConnected(string(out)) {
 			return nil
 		}

@@ -119,20 +119,34 @@ func (n *nvmeofShare) Grant(ctx context.Context, dataset string, props zfs.Prope
 	if err != nil {
 		return err
 	}
+	dh := n.s.nvmeDHCHAP
+	made := false // made here, with the keys
 	if !ok {
-		err := n.t.call(ctx, &host, "nvmet.host.create", map[string]any{"hostnqn": nqn})
-		if err != nil && !api.IsValidation(err) && !api.IsExists(err) {
-			return n.t.statusErr(err, "adding NVMe host "+nqn)
+		fields := map[string]any{"hostnqn": nqn}
+		for k, v := range dhchapFields(dh) {
+			fields[k] = v
 		}
+		err := n.t.call(ctx, &host, "nvmet.host.create", fields)
+		if err != nil && !api.IsValidation(err) && !api.IsExists(err) {
+			return redactKeys(n.t.statusErr(err, "adding NVMe host "+nqn+dhchapHint(dh)), dh)
+		}
+		made = err == nil
 		if err != nil { // made by a concurrent or interrupted call, or refused
 			found, ok, ferr := n.findHost(ctx, nqn)
 			if ferr != nil {
 				return ferr
 			}
 			if !ok {
-				return n.t.statusErr(err, "adding NVMe host "+nqn)
+				return redactKeys(n.t.statusErr(err, "adding NVMe host "+nqn+dhchapHint(dh)), dh)
 			}
 			host = found
+		}
+	}
+	if dh.On() && !made {
+		// The host existed: (re)set its keys before it is linked, so it
+		// never reaches this subsystem unauthenticated.
+		if err := n.t.call(ctx, nil, "nvmet.host.update", host.ID, dhchapFields(dh)); err != nil {
+			return redactKeys(n.t.statusErr(err, "setting the DH-HMAC-CHAP keys of NVMe host "+nqn+dhchapHint(dh)), dh)
 		}
 	}
 	links, err := n.links(ctx)
@@ -426,4 +440,38 @@ func (i *iscsiShare) Revoke(ctx context.Context, dataset string, props zfs.Prope
 		return err
 	}
 	return i.removeInitiatorGroups(ctx, t.Name)
+}
+
+// dhchapFields are nvmet.host's DH-HMAC-CHAP fields for the connection's
+// keys (TrueNAS 25.10+); none without nvmeof.dhchap.
+func dhchapFields(dh engine.DHCHAP) map[string]any {
+	if !dh.On() {
+		return nil
+	}
+	f := map[string]any{"dhchap_key": dh.HostKey}
+	if dh.CtrlKey != "" {
+		f["dhchap_ctrl_key"] = dh.CtrlKey
+	}
+	return f
+}
+
+func dhchapHint(dh engine.DHCHAP) string {
+	if !dh.On() {
+		return ""
+	}
+	return " (nvmeof.dhchap needs TrueNAS 25.10 or later)"
+}
+
+// redactKeys removes the DH-HMAC-CHAP keys from an error's text, should
+// the server have quoted them back.
+func redactKeys(err error, dh engine.DHCHAP) error {
+	st, ok := status.FromError(err)
+	if !ok || !dh.On() {
+		return err
+	}
+	msg := st.Message()
+	for _, k := range dh.Secrets() {
+		msg = strings.ReplaceAll(msg, k, "<redacted>")
+	}
+	return status.Error(st.Code(), msg)
 }

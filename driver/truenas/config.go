@@ -101,6 +101,7 @@ type shareSettings struct {
 	nvmePorts         []int // nvmet.port ids to link; empty: every TCP port
 	nvmeAllowAnyHost  bool
 	hostAccess        engine.Initiator // iscsi/nvmeof.hostAccess: allowList; OpenTargets by default
+	nvmeDHCHAP        engine.DHCHAP    // nvmeof.dhchap: keys set on each granted nvmet.host
 }
 
 type targetGroup struct {
@@ -314,6 +315,7 @@ func parseNVMeoF(r *config.Reader) shareSettings {
 		}
 		s.nvmeAllowAnyHost = false
 	}
+	s.nvmeDHCHAP = engine.ParseDHCHAP(r, "nvmeof", s.hostAccess == engine.NQN)
 	return s
 }
 

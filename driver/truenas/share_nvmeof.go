@@ -115,7 +115,7 @@ func (n *nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[st
 		nqn = base + ":" + name
 	}
 	vc := volumecontext.NVMeoF{Transport: n.s.nvmeTransports[0], Transports: n.s.nvmeTransports, NQN: nqn,
-		NSID: uint32(max(ns.Nsid, 1)), DeviceUUID: ns.DeviceUUID}.Encode()
+		NSID: uint32(max(ns.Nsid, 1)), DeviceUUID: ns.DeviceUUID, DHCHAP: n.s.nvmeDHCHAP.On()}.Encode()
 	return vc, []zfs.Prop{idProp(propNVMeSubsysID, sub.ID), idProp(propNVMeNamespace, ns.ID), {Name: propNVMeAssets, Value: name}}, nil
 }
 

@@ -34,6 +34,10 @@ const (
 	KeyNSID       = "nsid"        // nvmeof
 	KeyUUID       = "uuid"        // nvmeof namespace uuid (Infinia)
 	KeyDeviceUUID = "device_uuid" // nvmeof namespace uuid TrueNAS reports (informational)
+	// KeyDHCHAP is "required" when the target authenticates hosts with
+	// DH-HMAC-CHAP (switchyard's own key; the keys are never here, the
+	// node reads them from its node-stage secret).
+	KeyDHCHAP = "dhchap"
 
 	KeyPath = "path" // hostpath, the directory on the node
 

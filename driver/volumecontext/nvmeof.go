@@ -16,13 +16,19 @@ type NVMeoF struct {
 	// DeviceUUID is the namespace uuid TrueNAS reports; informational,
 	// the node finds the namespace by NSID.
 	DeviceUUID string
+	// DHCHAP: the target authenticates hosts with DH-HMAC-CHAP, so the
+	// node must present a key (from its node-stage secret; never here).
+	DHCHAP bool
 }
+
+// DHCHAPRequired is KeyDHCHAP's value when DHCHAP is set.
+const DHCHAPRequired = "required"
 
 // AttachDriver implements Attachment.
 func (NVMeoF) AttachDriver() string { return DriverNVMeoF }
 
 // Encode implements Attachment: transport, transports and nqn always,
-// nsid, uuid and device_uuid when set.
+// nsid, uuid, device_uuid and dhchap when set.
 func (c NVMeoF) Encode() map[string]string {
 	vc := map[string]string{
 		KeyAttachDriver: DriverNVMeoF,
@@ -39,6 +45,9 @@ func (c NVMeoF) Encode() map[string]string {
 	if c.DeviceUUID != "" {
 		vc[KeyDeviceUUID] = c.DeviceUUID
 	}
+	if c.DHCHAP {
+		vc[KeyDHCHAP] = DHCHAPRequired
+	}
 	return vc
 }
 
@@ -49,6 +58,8 @@ func (c *NVMeoF) Decode(vc map[string]string) error {
 	c.NQN = get(vc, KeyNQN)
 	c.UUID = strings.ToLower(get(vc, KeyUUID))
 	c.DeviceUUID = get(vc, KeyDeviceUUID)
+	dhchap := get(vc, KeyDHCHAP)
+	c.DHCHAP = dhchap == DHCHAPRequired
 	nsid := get(vc, KeyNSID)
 	n, nsidErr := strconv.ParseUint(nsid, 10, 32)
 	if nsidErr == nil {
@@ -63,6 +74,8 @@ func (c *NVMeoF) Decode(vc map[string]string) error {
 		return invalid(DriverNVMeoF, KeyNSID, nsid, "must be a namespace id (1 or more)")
 	case strings.ContainsAny(c.UUID, "/ "):
 		return invalid(DriverNVMeoF, KeyUUID, c.UUID, "not a namespace uuid")
+	case dhchap != "" && !c.DHCHAP:
+		return invalid(DriverNVMeoF, KeyDHCHAP, dhchap, "must be "+DHCHAPRequired+" or absent")
 	case len(c.AllTransports()) == 0:
 		return missing(DriverNVMeoF, KeyTransport, KeyTransports, "the subsystem's address, e.g. tcp://10.0.0.5:4420")
 	}
@@ -74,7 +87,7 @@ func (c *NVMeoF) Decode(vc map[string]string) error {
 func (c NVMeoF) AllTransports() []string { return union(c.Transport, c.Transports) }
 
 func (NVMeoF) keys() []string {
-	return []string{KeyTransport, KeyTransports, KeyNQN, KeyNSID, KeyUUID, KeyDeviceUUID}
+	return []string{KeyTransport, KeyTransports, KeyNQN, KeyNSID, KeyUUID, KeyDeviceUUID, KeyDHCHAP}
 }
 
 func (c *NVMeoF) value() Attachment { return *c }

@@ -154,7 +154,24 @@ func (s nvmeofShare) Grant(ctx context.Context, dataset string, props zfs.Proper
 		return err
 	}
 	nqn := s.subsystemNQN(dataset, props)
-	out, err := d.runCLI(ctx, s.cli(), script("/hosts create "+host, "/subsystems/"+nqn+"/allowed_hosts create "+host, s.saveLine()), nil)
+	lines := []string{"/hosts create " + host}
+	if dh := d.cfg.share.dhchap; dh.On() {
+		// The keys go on the host before it is linked: a link first
+		// would let the host in unauthenticated meanwhile.
+		out, err := d.runCLI(ctx, s.cli(), script(lines...), nil)
+		if err != nil {
+			return err
+		}
+		if bad := complaints(out, true, false); out.Code != 0 || len(bad) > 0 {
+			return cliFailed(d, "adding NVMe host "+host+" with nvmetcli", out, nil)
+		}
+		if err := s.setKeys(ctx, host, dh); err != nil {
+			return err
+		}
+		lines = nil
+	}
+	lines = append(lines, "/subsystems/"+nqn+"/allowed_hosts create "+host, s.saveLine())
+	out, err := d.runCLI(ctx, s.cli(), script(lines...), nil)
 	if err != nil {
 		return err
 	}
@@ -205,6 +222,37 @@ func (s nvmeofShare) Revoke(ctx context.Context, dataset string, props zfs.Prope
 	}
 	if bad := complaints(out, false, true); out.Code != 0 && !notThere(out) || len(bad) > 0 {
 		return cliFailed(d, "withdrawing "+strings.Join(who, ", ")+" from NVMe-oF subsystem "+nqn+" with nvmetcli", out, nil)
+	}
+	return nil
+}
+
+// nvmetHostsDir is where nvmet keeps its hosts in configfs.
+const nvmetHostsDir = "/sys/kernel/config/nvmet/hosts/"
+
+// setKeys writes the DH-HMAC-CHAP keys into the host's configfs entry
+// (dhchap_key, and dhchap_ctrl_key for bidirectional authentication).
+// nvmetcli has no host attributes, so this is the kernel's own interface;
+// each key travels on the command's stdin, never on a command line the
+// storage host's process list or logs would show. nvmetcli's saveconfig
+// does not keep the keys: every ControllerPublishVolume writes them again
+// (docs/backends/zfs-generic.md).
+func (s nvmeofShare) setKeys(ctx context.Context, host string, dh engine.DHCHAP) error {
+	d := s.d
+	for _, k := range []struct{ file, key string }{{"dhchap_key", dh.HostKey}, {"dhchap_ctrl_key", dh.CtrlKey}} {
+		if k.key == "" {
+			continue
+		}
+		cmd := []string{"sh", "-c", "cat > " + zfs.Quote(nvmetHostsDir+host+"/"+k.file)}
+		if d.cfg.share.cliSudo {
+			cmd = append([]string{d.SudoPath()}, cmd...)
+		}
+		out, err := d.Run(ctx, zfs.Line(cmd...), zfs.RunOptions{Stdin: []byte(k.key), Sensitive: dh.Secrets()})
+		if err != nil {
+			return err
+		}
+		if out.Code != 0 {
+			return cliFailed(d, "setting "+k.file+" of NVMe host "+host+" (nvmeof.dhchap; does the storage host's kernel have NVMe in-band authentication, CONFIG_NVME_TARGET_AUTH, Linux 5.19 or later?)", out, dh.Secrets())
+		}
 	}
 	return nil
 }

@@ -57,6 +57,7 @@ type shareSettings struct {
 	nvmetcli        string
 	importedFlag    string
 	nvmetConfigPath string
+	dhchap          engine.DHCHAP // nvmeof.dhchap: keys set on each granted host
 }
 
 // Validate reports every problem in a zfs-generic-* config.
@@ -229,6 +230,7 @@ func parseNVMeoF(r *config.Reader) shareSettings {
 		s.hostAccess = engine.NQN
 		s.subsystemAttrs = closed(r, s.subsystemAttrs, "allow_any_host", t+".subsystem.attributes", "nvmeof", "host")
 	}
+	s.dhchap = engine.ParseDHCHAP(r, "nvmeof", s.hostAccess == engine.NQN)
 	return s
 }
 

@@ -86,7 +86,7 @@ func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 	if out.Code != 0 || looksLikeError(out) {
 		return nil, nil, cliFailed(d, "creating NVMe-oF subsystem "+nqn+" with nvmetcli", out, nil)
 	}
-	vc := volumecontext.NVMeoF{Transport: sh.transport, Transports: sh.transports, NQN: nqn, NSID: nsid}.Encode()
+	vc := volumecontext.NVMeoF{Transport: sh.transport, Transports: sh.transports, NQN: nqn, NSID: nsid, DHCHAP: sh.dhchap.On()}.Encode()
 	return vc, []zfs.Prop{{Name: propNVMeoFAssets, Value: asset}}, nil
 }
 

@@ -14,6 +14,9 @@ type NVMetState struct {
 	Hosts      []string // host NQNs under /hosts
 	Ports      []NVMetPort
 	Subsystems []NVMetSubsystem
+	// HostAuth holds the DH-HMAC-CHAP files of hosts under /hosts that
+	// were written (nvmet_configfs.go); saveconfig does not keep them.
+	HostAuth map[string]NVMetHostAuth
 }
 
 // NVMetPort is /ports/<ID>; Options.NVMetPorts seeds them.

@@ -178,6 +178,7 @@ func (n *ncli) hostsNode(parent *csNode) *csNode {
 			return nil, csError("No such Host in configfs: " + cfsPath("hosts", nqn))
 		}
 		n.m.st.Hosts = remove(n.m.st.Hosts, nqn)
+		delete(n.m.st.HostAuth, nqn)
 		return nil, nil
 	}}
 	return nd

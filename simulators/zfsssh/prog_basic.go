@@ -137,7 +137,10 @@ func catCmd(p *proc, argv []string) int {
 	st := 0
 	for _, f := range files {
 		if f == "-" {
-			if _, err := io.Copy(p.std.out, p.std.in); err != nil && p.ctx.Err() != nil {
+			if _, err := io.Copy(p.std.out, p.std.in); err != nil {
+				if p.ctx.Err() == nil {
+					p.printf("cat: write error: %v\n", err)
+				}
 				return 1
 			}
 			continue

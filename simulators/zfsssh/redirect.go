@@ -47,6 +47,14 @@ func (sh *shell) applyRedirects(c *simpleCmd, std stdio) (stdio, []io.Closer, er
 				w = errw
 			default:
 				p := clean(env.cwd(), target)
+				if wc, ok, err := env.srv.nvmet.configfsHostFile(p, sh.root); ok {
+					if err != nil {
+						return std, closers, fmt.Errorf("cannot create %s: %s", target, createReason(err))
+					}
+					closers = append(closers, wc)
+					setWriter(fd, wc)
+					continue
+				}
 				wc, err := env.srv.fs.create(p, r.op == ">>", env.user, sh.root, env.uid(sh.root))
 				if err != nil {
 					return std, closers, fmt.Errorf("cannot create %s: %s", target, createReason(err))
