@@ -50,7 +50,7 @@ var skipped = map[string]string{
 	"GetSnapshot not supported":                            "no snapshots: Infinia block volumes have none (as DDN's driver)",
 	"Volume Cloning not supported":                         "no clones: Infinia block volumes have none (as DDN's driver)",
 	"testnodevolumeattachlimit not enabled":                "csi-sanity's node attach-limit spec is off (TestNodeVolumeAttachLimit): nodes report no max_volumes_per_node",
-	"ControllerPublishVolume.readonly field not supported": "PUBLISH_READONLY is not advertised: an Infinia host grant has no read-only flag (the node mounts ro)",
+	"ControllerPublishVolume.readonly field not supported": "PUBLISH_READONLY is not advertised: a host grant (Infinia, or an allow-list ACL/NQN link) has no read-only flag (the node mounts ro)",
 }
 
 // pending lists specs csi-test itself marks pending (PIt), by their text.
