@@ -165,7 +165,7 @@ func (p *pass) targetLUNs(t Target, errs *[]string) map[string]string {
 		dev, err := p.device(l.Path)
 		if err == nil {
 			var so string
-			if so, err = p.storageObject(dev); err == nil {
+			if so, err = p.storageObject(dev, l.Serial); err == nil {
 				out["lun_"+strconv.Itoa(l.LUN)] = so
 				continue
 			}

@@ -20,8 +20,11 @@ func soName(dev string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(dev, "/dev/"), "/"), "/", "_")
 }
 
-// storageObject makes (or finds) the iblock storage object of a device.
-func (p *pass) storageObject(dev string) (string, error) {
+// storageObject makes (or finds) the iblock storage object of a device,
+// with the unit serial given (or a fresh one). The serial is set once,
+// when the object is made: LIO refuses to change it while a LUN exports
+// the object.
+func (p *pass) storageObject(dev, serial string) (string, error) {
 	c := p.cfs
 	name := soName(dev)
 	dir := p.lioDir("core", lioHBA, name)
@@ -43,9 +46,14 @@ func (p *pass) storageObject(dev string) (string, error) {
 	if err := c.write(filepath.Join(dir, "enable"), "1"); err != nil {
 		return "", err
 	}
-	// A fresh serial per object: initiators (multipath, udev's by-id)
-	// identify LUNs by it, and a loop device is reused for other files.
-	if err := c.set(filepath.Join(dir, "wwn", "vpd_unit_serial"), newSerial()); err != nil {
+	// The owner's serial, so that a target restored after a reboot is the
+	// same LUN to its initiators; else a fresh one per object: initiators
+	// (multipath, udev's by-id) identify LUNs by it, and a loop device is
+	// reused for other files.
+	if serial == "" {
+		serial = newSerial()
+	}
+	if err := c.set(filepath.Join(dir, "wwn", "vpd_unit_serial"), serial); err != nil {
 		return "", err
 	}
 	return dir, nil

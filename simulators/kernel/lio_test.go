@@ -137,3 +137,27 @@ func TestISCSILUNChangesAndSharedStorageObject(t *testing.T) {
 		t.Errorf("loops left: %q", got)
 	}
 }
+
+// A LUN's unit serial is the owner's when it gives one, so a target
+// restored after the storage host reboots is the same LUN to initiators;
+// a serial LIO would refuse is refused before the kernel is touched.
+func TestISCSIUnitSerial(t *testing.T) {
+	h := kerneltest.New(t)
+	r := reconciler(h, nil)
+	v0, v1 := h.File("l0.zvol", 32<<20), h.File("l1.zvol", 32<<20)
+	const serial = "be5c404e-3436-b1f1-f3aa-563a4486bf50"
+	st := State{ISCSI: []Target{{IQN: iqnA, LUNs: []LUN{{LUN: 0, Path: v0, Serial: serial}, {LUN: 1, Path: v1}}, Portals: []Portal{{Addr: "127.0.0.1"}}}}}
+	apply(t, r, "sim", st)
+	so0, so1 := "target/core/"+lioHBA+"/loop0", "target/core/"+lioHBA+"/loop1"
+	tree := h.Tree()
+	hasLines(t, "configfs", tree, []string{"a " + so0 + "/wwn/vpd_unit_serial = " + serial}, nil)
+	if got := withPrefix(tree, "a "+so1+"/wwn/vpd_unit_serial = "); len(got) != 1 || strings.HasSuffix(got[0], " = ") {
+		t.Errorf("the LUN without a serial got %q, want a fresh one", got)
+	}
+	for _, bad := range []string{"has space", strings.Repeat("x", maxUnitSerial+1), "tab\there"} {
+		st := State{ISCSI: []Target{{IQN: iqnB, LUNs: []LUN{{LUN: 0, Path: v0, Serial: bad}}}}}
+		if err := r.Apply("other", st); err == nil || !strings.Contains(err.Error(), "unit serial") {
+			t.Errorf("serial %q: err = %v, want a refusal naming the unit serial", bad, err)
+		}
+	}
+}

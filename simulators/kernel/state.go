@@ -74,6 +74,12 @@ type Target struct {
 type LUN struct {
 	LUN  int
 	Path string // a regular file (served through a loop device) or a block device
+	// Serial is the T10 unit serial (VPD page 0x80, wwn/vpd_unit_serial)
+	// of the LUN's storage object, as targetcli saveconfig keeps it
+	// ("wwn"). Initiators identify the LUN by it (udev's by-id links,
+	// multipath), so a host that restores its targets after a reboot must
+	// give the same one. Empty: a fresh random serial.
+	Serial string
 }
 
 // Portal is an iSCSI network portal. As for Listener, a wildcard address

@@ -77,6 +77,8 @@ func (s State) validate() error {
 				bad("iscsi target %s: LUN %d is listed twice", t.IQN, l.LUN)
 			case !path.IsAbs(l.Path):
 				bad("iscsi target %s: LUN %d: path %q is not absolute", t.IQN, l.LUN, l.Path)
+			case !validSerial(l.Serial):
+				bad("iscsi target %s: LUN %d: unit serial %q: want at most %d printable ASCII characters without spaces", t.IQN, l.LUN, l.Serial, maxUnitSerial)
 			}
 			luns[l.LUN] = true
 		}
@@ -198,4 +200,22 @@ func checkShareName(n string) error {
 		return fmt.Errorf("smb share name %q is reserved by Samba", n)
 	}
 	return nil
+}
+
+// maxUnitSerial is LIO's limit for vpd_unit_serial (INQUIRY_VPD_SERIAL_LEN
+// less its NUL).
+const maxUnitSerial = 253
+
+// validSerial reports whether LIO takes s as a unit serial ("" is a fresh
+// one).
+func validSerial(s string) bool {
+	if len(s) > maxUnitSerial {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r > '~' {
+			return false
+		}
+	}
+	return true
 }

@@ -41,7 +41,7 @@ func TestKernelTargetsVM(t *testing.T) {
 
 	start = time.Now()
 	results, res, err := vm.RunGoTests(ctx, img, vm.RunOptions{Timeout: 10 * time.Minute},
-		vm.GoTest{Name: "kernel", Binary: bin, Args: []string{"-test.run", "^TestInVM$", "-test.timeout", "8m"}, Env: []string{inVMEnv + "=1"}})
+		vm.GoTest{Name: "kernel", Binary: bin, Args: []string{"-test.run", "^(TestInVM|TestStorageHostRebootInVM)$", "-test.timeout", "8m"}, Env: []string{inVMEnv + "=1"}})
 	if res != nil {
 		t.Logf("VM: boot %.1f s, wall %.1f s, run.sh exit %d", res.BootSeconds, res.Wall.Seconds(), res.ExitCode)
 	}
@@ -52,14 +52,14 @@ func TestKernelTargetsVM(t *testing.T) {
 		}
 		t.Fatalf("running the tests in the VM: %v\n%s", err, console)
 	}
-	passed := false
+	passed := map[string]bool{}
 	for _, r := range results {
 		t.Log(r.String())
 		switch {
 		case r.Action == vm.Fail:
 			t.Errorf("in the VM: %s failed:\n%s", r.Test, r.Output)
-		case r.Test == "TestInVM" && r.Action == vm.Pass:
-			passed = true
+		case (r.Test == "TestInVM" || r.Test == "TestStorageHostRebootInVM") && r.Action == vm.Pass:
+			passed[r.Test] = true
 			for _, l := range strings.Split(r.Output, "\n") {
 				if strings.Contains(l, "STEP ") {
 					t.Log(strings.TrimSpace(l))
@@ -67,8 +67,10 @@ func TestKernelTargetsVM(t *testing.T) {
 			}
 		}
 	}
-	if !passed && !t.Failed() {
-		t.Errorf("TestInVM did not pass in the VM (results: %v)", results)
+	for _, want := range []string{"TestInVM", "TestStorageHostRebootInVM"} {
+		if !passed[want] && !t.Failed() {
+			t.Errorf("%s did not pass in the VM (results: %v)", want, results)
+		}
 	}
 	t.Logf("VM tier of package kernel: %.1f s", time.Since(start).Seconds())
 }

@@ -103,9 +103,11 @@ func (s *Server) kernelState() (kernel.State, []string) {
 	}
 
 	lio := s.LIO()
-	devs := map[string]string{} // "/backstores/<plugin>/<name>" -> device or file
+	devs := map[string]string{}       // "/backstores/<plugin>/<name>" -> device or file
+	sos := map[string]StorageObject{} // the same -> the object (its wwn is the unit serial)
 	for _, so := range lio.StorageObjects {
 		devs["/backstores/"+so.Plugin+"/"+so.Name] = so.Dev
+		sos["/backstores/"+so.Plugin+"/"+so.Name] = so
 	}
 	for _, t := range lio.Targets {
 		g := firstEnabledTPG(t)
@@ -119,7 +121,7 @@ func (s *Server) kernelState() (kernel.State, []string) {
 				skipped = append(skipped, fmt.Sprintf("iscsi %s LUN %d: %s (%s) is no zvol or file in a dataset", t.WWN, l.Index, l.StorageObject, devs[l.StorageObject]))
 				continue
 			}
-			kt.LUNs = append(kt.LUNs, kernel.LUN{LUN: l.Index, Path: file})
+			kt.LUNs = append(kt.LUNs, kernel.LUN{LUN: l.Index, Path: file, Serial: sos[l.StorageObject].WWN})
 		}
 		for _, pt := range g.Portals {
 			kt.Portals = append(kt.Portals, kernel.Portal{Addr: pt.IP, Port: pt.Port})

@@ -77,6 +77,11 @@ func TestKernelFollowsTheModels(t *testing.T) {
 	if !slices.Contains(loops, "loop0="+zvol1) || !slices.Contains(loops, "loop1="+zvol2) {
 		t.Errorf("loops = %q, want the zvols' files", loops)
 	}
+	// The backstore's wwn is the LUN's unit serial: a host restoring its
+	// targets after a reboot keeps the LUN's identity.
+	if sos := e.srv.LIO().StorageObjects; len(sos) != 1 || !slices.Contains(tree, "a target/core/iblock_7373/loop1/wwn/vpd_unit_serial = "+sos[0].WWN) {
+		t.Errorf("the unit serial is not the backstore's wwn (%+v): %q", sos, tree)
+	}
 	exports, _ := os.ReadFile(filepath.Join(kh.ExportsDir, "switchyard-zfsssh-zhost.exports"))
 	if !strings.Contains(string(exports), "/tank/k8s/pvc-3 *(sec=sys,rw,no_subtree_check,mountpoint,no_subtree_check,no_root_squash,fsid=") {
 		t.Errorf("exports:\n%s", exports)

@@ -224,7 +224,7 @@ func (s *Service) kernelISCSI(skipped []string) ([]kernel.Target, []string) {
 				skipped = append(skipped, fmt.Sprintf("iSCSI extent %s: %s is no zvol or file in a dataset", strOf(e["name"]), strOf(e["path"])))
 				continue
 			}
-			kt.LUNs = append(kt.LUNs, kernel.LUN{LUN: intOf(te["lunid"]), Path: file})
+			kt.LUNs = append(kt.LUNs, kernel.LUN{LUN: intOf(te["lunid"]), Path: file, Serial: strOf(e["serial"])})
 		}
 		out = append(out, kt)
 	}
