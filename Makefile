@@ -29,7 +29,7 @@ deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), QEM
 	@scripts/ensure-zfs-fuse.sh
 	@scripts/ensure-vm.sh || case ",$$LAB_REQUIRE," in *,vm,*|*,all,*) exit 1;; *) echo "deps: the vm tier will skip (LAB_REQUIRE does not ask for it)";; esac
 
-test: deps lint build ## every test tier this machine can run (unit, sanity with real mounts and fidelity against zfs-fuse as root)
+test: deps lint build ## every test tier this machine can run: unit (with the bounded soak and fuzz seeds), sanity with real mounts, fidelity against zfs-fuse, the storage VM (root)
 	@mkdir -p $(BIN)
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt SANITY_VM_REPORT=$(CURDIR)/$(BIN)/sanity-vm-report.txt $(GO) test -count=1 -timeout 60m ./...
 	@$(MAKE) --no-print-directory sanity-report
