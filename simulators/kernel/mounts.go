@@ -46,7 +46,9 @@ func byDepth(m map[string]string) []string {
 	return out
 }
 
-// mountPoints reads the mount table.
+// mountPoints reads the mount table. The simulators keep their own reader
+// rather than use lab/mounts: they stand alone as the storage host and
+// depend on nothing of the lab or the driver they are tested with.
 func (r *Reconciler) mountPoints() map[string]bool {
 	f, err := os.Open(r.o.MountInfo)
 	if err != nil {
