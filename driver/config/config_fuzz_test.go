@@ -204,7 +204,10 @@ func FuzzExpandEnv(f *testing.F) {
 	env := map[string]string{"HOME": "/root", "A": "1", "B_2": "${A}", "EMPTY": ""}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	f.Fuzz(func(t *testing.T, s string) {
-		tree := Tree{"k": s, "list": []any{s, int64(1)}, s: "key", "sub": map[string]any{"x": s}}
+		tree := Tree{"k": s, "list": []any{s, int64(1)}, "sub": map[string]any{"x": s}}
+		if _, fixed := tree[s]; !fixed { // s as a key too, unless it is one of the three above
+			tree[s] = "key"
+		}
 		err := ExpandEnv(tree, lookup)
 		want, unset := expandRef(s, lookup)
 		if (err != nil) != (len(unset) > 0) {
