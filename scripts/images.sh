@@ -121,9 +121,12 @@ build() {
 	part="$CACHE/images/parts/$name-$key.tar"
 	if [ ! -s "$part" ]; then
 		say "building $ref"
-		DOCKER_BUILDKIT=0 docker build --network host -q -f "$dockerfile" -t "$ref" "$@" "$ctx" >/dev/null ||
-			die "docker build of $ref failed"
+		# The legacy builder (Debian's docker.io has no buildx) warns on every
+		# build; its output is shown only when the build fails.
+		DOCKER_BUILDKIT=0 docker build --network host -q -f "$dockerfile" -t "$ref" "$@" "$ctx" >"$WORK/build.log" 2>&1 ||
+			{ cat "$WORK/build.log" >&2; die "docker build of $ref failed"; }
 		docker save -o "$part.tmp" "$ref" || die "docker save $ref failed"
+		chmod 0644 "$part.tmp"
 		mv "$part.tmp" "$part"
 	fi
 	SET_LINES+=("$name $ref $key")
@@ -167,7 +170,7 @@ if [ ! -s "$BASE_TAR" ]; then
 		"$BASE_MNT"/usr/share/locale/* "$BASE_MNT"/etc/iscsi/initiatorname.iscsi \
 		"$BASE_MNT"/etc/nvme/hostnqn "$BASE_MNT"/etc/nvme/hostid "$BASE_MNT"/etc/machine-id \
 		"$BASE_MNT"/usr/lib/udev/hwdb.bin "$BASE_MNT"/usr/lib/udev/hwdb.d
-	# udev's hardware database (22 MB) serves the host's udev, never the container's tools.
+	# (udev's hardware database, 22 MB, serves the host's udev, never the tools in here.)
 	find "$BASE_MNT/usr/lib" -name __pycache__ -type d -prune -exec rm -rf {} +
 	mkdir -p "$CACHE/node-base/$BASE_KEY"
 	tar -C "$BASE_MNT" --numeric-owner -cf "$BASE_TAR.tmp" . || die "tar of the node base failed"
@@ -208,8 +211,18 @@ build busybox "switchyard-lab/busybox:1" "$IMAGES/busybox/Dockerfile" "$b/"
 
 # --- kubernetes-csi sidecars ----------------------------------------------------
 if [ -z "$SIDECARS_DIR" ] && [ -x "$ROOT/scripts/ensure-kube.sh" ]; then
-	SIDECARS_DIR=$("$ROOT/scripts/ensure-kube.sh" --sidecars-dir | tail -1) ||
-		die "scripts/ensure-kube.sh --sidecars-dir failed"
+	# It prints the directory and exits 3 while the sidecars are not built yet.
+	rc=0
+	d=$("$ROOT/scripts/ensure-kube.sh" --sidecars-dir 2>/dev/null | tail -1) || rc=$?
+	case $rc in
+	0) SIDECARS_DIR=$d ;;
+	3) say "the sidecars are not built yet (scripts/ensure-kube.sh builds them into $d)" ;;
+	*) die "scripts/ensure-kube.sh --sidecars-dir failed (exit $rc)" ;;
+	esac
+fi
+# ensure-kube.sh's directory keeps the binaries in bin/ (beside crd/).
+if [ -n "$SIDECARS_DIR" ] && [ -d "$SIDECARS_DIR/bin" ]; then
+	SIDECARS_DIR="$SIDECARS_DIR/bin"
 fi
 
 # modversion BINARY: the version of the module that provides the binary's main
@@ -288,6 +301,22 @@ lab_values() {
 		img "  " livenessprobe
 	fi
 }
+
+# --- lab stand-ins for the two node sidecars the module proxy cannot serve -------
+# (deploy/labsidecars/README.md). Built only when the sidecars directory has no
+# upstream binary for them; lab-values.yaml then names these images.
+declare -A LAB_SIDECAR=([csi-node-driver-registrar]=registrar [livenessprobe]=livenessprobe)
+for s in csi-node-driver-registrar livenessprobe; do
+	if [ -n "$SIDECARS_DIR" ] && [ -x "$SIDECARS_DIR/$s" ]; then
+		continue
+	fi
+	sc="$WORK/lab-$s"
+	mkdir -p "$sc"
+	(cd "$ROOT/deploy/labsidecars" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" \
+		-o "$sc/$s" "./${LAB_SIDECAR[$s]}") || die "go build of deploy/labsidecars/${LAB_SIDECAR[$s]} failed"
+	sed "s/@BIN@/$s/g" "$IMAGES/sidecar/Dockerfile.in" >"$WORK/Dockerfile.lab-$s"
+	build "$s" "switchyard-lab/$s:$VERSION" "$WORK/Dockerfile.lab-$s" "$sc/"
+done
 
 # --- the set --------------------------------------------------------------------
 SET_KEY=$(printf '%s\n' "${SET_LINES[@]}" | LC_ALL=C sort | sha)
