@@ -169,6 +169,22 @@ func TestBadValues(t *testing.T) {
 			t.Logf("message: %v", err)
 		})
 	}
+	t.Run("driverName instead of csiDriver.name", func(t *testing.T) {
+		all := docs(t, render(t, "-f", "testdata/bad/no-name.yaml", "--set", "driverName=org.example.other"))
+		if n := get(find(t, all, "CSIDriver", "org.example.other"), "metadata", "name"); n != "org.example.other" {
+			t.Errorf("CSIDriver %v", n)
+		}
+		if !has(strs(container(t, find(t, all, "DaemonSet", "-node"), "csi-node-driver-registrar")["args"]),
+			"--kubelet-registration-path=/var/lib/kubelet/plugins/org.example.other/csi.sock") {
+			t.Error("the registrar does not register under driverName")
+		}
+	})
+	t.Run("csiDriver.name and driverName differ", func(t *testing.T) {
+		_, err := helm(t, "template", release, ".", "--kube-version", kubeVersion, "-f", "testdata/values/minimal.yaml", "--set", "driverName=org.example.other")
+		if err == nil || !strings.Contains(err.Error(), "differ") {
+			t.Errorf("got %v, want the two names refused", err)
+		}
+	})
 	t.Run("existingSecret instead of connections", func(t *testing.T) {
 		render(t, "--set", "csiDriver.name=a.b", "--set", "existingSecret=conns")
 	})

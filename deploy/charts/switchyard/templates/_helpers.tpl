@@ -31,6 +31,19 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/*
+The CSI driver name: csiDriver.name (democratic-csi), or driverName (what
+other CSI charts call it). Both set and different is a mistake.
+*/}}
+{{- define "switchyard.driverName" -}}
+{{- $a := toString (default "" .Values.csiDriver.name) -}}
+{{- $b := toString (default "" .Values.driverName) -}}
+{{- if and $a $b (ne $a $b) -}}
+{{- fail (printf "csiDriver.name %q and driverName %q differ: set one of them" $a $b) -}}
+{{- end -}}
+{{- default $b $a -}}
+{{- end -}}
+
 {{/* The kubelet's root directory: democratic-csi's node.kubeletHostPath wins. */}}
 {{- define "switchyard.kubeletDir" -}}
 {{- default .Values.kubeletDir .Values.node.kubeletHostPath | trimSuffix "/" -}}
@@ -52,11 +65,11 @@ imagePullPolicy: {{ default .root.Values.imagePullPolicy .image.pullPolicy }}
 
 {{/*
 args: (dict "list" <args> "extra" <extraArgs> "root" $) renders democratic-csi
-style args with tpl; the context has .Values, .Release, .csiSocketAddress and
-.kubeletDir.
+style args with tpl; the context has .Values, .Release, .csiSocketAddress,
+.kubeletDir and .driverName.
 */}}
 {{- define "switchyard.args" -}}
-{{- $ctx := merge (dict "csiSocketAddress" (include "switchyard.socket" .root) "kubeletDir" (include "switchyard.kubeletDir" .root)) .root -}}
+{{- $ctx := merge (dict "csiSocketAddress" (include "switchyard.socket" .root) "kubeletDir" (include "switchyard.kubeletDir" .root) "driverName" (include "switchyard.driverName" .root)) .root -}}
 {{- range .list }}
 - {{ tpl (toString .) $ctx | quote }}
 {{- end }}
@@ -70,7 +83,7 @@ style args with tpl; the context has .Values, .Release, .csiSocketAddress and
 {{- if .Values.node.livenessProbe.port -}}
 {{- .Values.node.livenessProbe.port -}}
 {{- else -}}
-{{- add 9808 (mod (atoi (adler32sum .Values.csiDriver.name)) 100) -}}
+{{- add 9808 (mod (atoi (adler32sum (include "switchyard.driverName" .))) 100) -}}
 {{- end -}}
 {{- end -}}
 
