@@ -10,12 +10,16 @@ package images_test
 
 import (
 	"bufio"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
@@ -33,25 +37,46 @@ func dockerAnswers() bool {
 	return exec.Command("docker", "info").Run() == nil
 }
 
-func TestImages(t *testing.T) {
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// build runs scripts/images.sh once for the package's tests and returns the
+// directory it printed.
+func build(t *testing.T) string {
+	t.Helper()
 	testtier.Need(t, testtier.Container, os.Geteuid() == 0, "building images needs root")
 	testtier.Need(t, testtier.Container, dockerAnswers(), "Docker does not answer: run scripts/ensure-docker.sh")
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
+	buildOnce.Do(func() {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		cmd := exec.Command(filepath.Join(root, "scripts", "images.sh"))
+		cmd.Env = append(os.Environ(), "VERSION=imagestest")
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			buildErr = fmt.Errorf("scripts/images.sh: %w", err)
+			return
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		buildDir = lines[len(lines)-1]
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	cmd := exec.Command(filepath.Join(root, "scripts", "images.sh"))
-	cmd.Env = append(os.Environ(), "VERSION=imagestest")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scripts/images.sh: %v", err)
+	if !strings.HasPrefix(buildDir, "/var/cache/switchyard-lab/images/") {
+		t.Fatalf("images.sh printed %q as its last line, want the cache directory", buildDir)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	dir := lines[len(lines)-1]
-	if !strings.HasPrefix(dir, "/var/cache/switchyard-lab/images/") {
-		t.Fatalf("images.sh printed %q as its last line, want the cache directory", dir)
-	}
+	return buildDir
+}
+
+func TestImages(t *testing.T) {
+	dir := build(t)
 
 	refs := map[string]string{} // tarball -> reference
 	f, err := os.Open(filepath.Join(dir, "images.txt"))
@@ -123,5 +148,69 @@ func TestImages(t *testing.T) {
 		if !strings.Contains(string(lv), s) {
 			t.Errorf("lab-values.yaml lacks %q:\n%s", s, lv)
 		}
+	}
+}
+
+// TestNodePodInDocker runs the node pod's three containers as the chart
+// renders them (switchyard --csi-mode=node, the registrar, the livenessprobe),
+// sharing the socket directory as the pod's emptyDir/hostPath does: the
+// registrar learns the driver's name and opens the kubelet registration
+// socket, /healthz answers 200 while the driver serves and 500 once it is
+// gone, and SIGTERM removes the registration socket.
+func TestNodePodInDocker(t *testing.T) {
+	build(t)
+	d := t.TempDir()
+	for _, sub := range []string{"csi", "reg", "config", "state"} {
+		if err := os.Mkdir(filepath.Join(d, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(d, "config", "driver-config-file.yaml"), []byte("driver: proxy\nproxy:\n  configFolder: /mnt/connections\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"sy-imagestest-node", "sy-imagestest-reg", "sy-imagestest-live"}
+	cleanup := func() { _ = exec.Command("docker", append([]string{"rm", "-f"}, names...)...).Run() }
+	cleanup()
+	t.Cleanup(cleanup)
+	const port = "19859"
+	run(t, "docker", "run", "-d", "--name", names[0], "--network", "host", "-e", "CSI_NODE_ID=n1",
+		"-v", d+"/csi:/csi-data", "-v", d+"/config:/config", "-v", d+"/state:/var/lib/switchyard/node",
+		"switchyard-node:imagestest", "--csi-name=org.example.lab", "--driver-config-file=/config/driver-config-file.yaml",
+		"--csi-mode=node", "--server-socket=/csi-data/csi.sock", "--node-state-dir=/var/lib/switchyard/node")
+	run(t, "docker", "run", "-d", "--name", names[1], "--network", "host", "-v", d+"/csi:/csi-data", "-v", d+"/reg:/registration",
+		"switchyard-lab/csi-node-driver-registrar:imagestest", "--csi-address=/csi-data/csi.sock",
+		"--kubelet-registration-path=/var/lib/kubelet/plugins/org.example.lab/csi.sock")
+	run(t, "docker", "run", "-d", "--name", names[2], "--network", "host", "-v", d+"/csi:/csi-data",
+		"switchyard-lab/livenessprobe:imagestest", "--csi-address=/csi-data/csi.sock", "--health-port="+port)
+
+	regSock := filepath.Join(d, "reg", "org.example.lab-reg.sock")
+	healthz := func() int {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/healthz")
+		if err != nil {
+			return 0
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := os.Stat(regSock)
+		if err == nil && healthz() == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			logs, _ := exec.Command("docker", "logs", names[1]).CombinedOutput()
+			t.Fatalf("after 30 s: registration socket %v, /healthz %d; registrar log:\n%s", err, healthz(), logs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	run(t, "docker", "stop", "-t", "10", names[1])
+	if _, err := os.Stat(regSock); err == nil {
+		t.Error("the registrar left its registration socket behind after SIGTERM")
+	}
+	run(t, "docker", "stop", "-t", "10", names[0])
+	if code := healthz(); code != http.StatusInternalServerError {
+		t.Errorf("/healthz = %d with the driver stopped, want 500", code)
 	}
 }
