@@ -17,9 +17,19 @@ bin="$dir/helm"
 
 say() { echo "ensure-helm: $*" >&2; }
 
+# The Kubernetes version `helm template` and `helm lint` assume without a
+# cluster (Helm's own release builds stamp it; go install does not, and it
+# would say v1.20, older than the chart's kubeVersion). Helm 3.22 is built on
+# Kubernetes 1.37's client libraries.
+KUBE_MAJOR=1
+KUBE_MINOR=37
+# What was installed, and how: a change to either reinstalls.
+recipe="$HELM_VERSION $HELM4_VERSION k8s=$KUBE_MAJOR.$KUBE_MINOR"
+stamp="$dir/.helm-recipe"
+
 has() { [ -x "$bin" ] && "$bin" version --short 2>/dev/null | grep -q "^$1\(+\|$\)"; }
 
-if has "$HELM_VERSION" || has "$HELM4_VERSION"; then
+if { has "$HELM_VERSION" || has "$HELM4_VERSION"; } && [ "$(cat "$stamp" 2>/dev/null)" = "$recipe" ]; then
 	echo "$bin"
 	exit 0
 fi
@@ -31,7 +41,9 @@ install() { # install MODULE_MAJOR VERSION
 	local mod="helm.sh/helm/$1" v=$2
 	say "installing helm $v into bin/tools (a few minutes, once)"
 	GOBIN="$dir" GOFLAGS=-mod=mod CGO_ENABLED=0 "$GO" install \
-		-ldflags "-s -w -X $mod/internal/version.version=$v -X $mod/internal/version.metadata=" \
+		-ldflags "-s -w -X $mod/internal/version.version=$v -X $mod/internal/version.metadata= \
+			-X $mod/pkg/chartutil.k8sVersionMajor=$KUBE_MAJOR -X $mod/pkg/chartutil.k8sVersionMinor=$KUBE_MINOR \
+			-X $mod/pkg/lint/rules.k8sVersionMajor=$KUBE_MAJOR -X $mod/pkg/lint/rules.k8sVersionMinor=$KUBE_MINOR" \
 		"$mod/cmd/helm@$v" >&2
 }
 if ! install v3 "$HELM_VERSION"; then
@@ -42,4 +54,5 @@ if ! install v3 "$HELM_VERSION"; then
 	}
 fi
 "$bin" version --short >&2
+echo "$recipe" >"$stamp"
 echo "$bin"
