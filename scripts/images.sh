@@ -335,6 +335,16 @@ if [ ! -f "$OUT/.complete" ]; then
 	mv "$OUT.tmp" "$OUT"
 fi
 
+# The cache keeps the newest sets (each commit makes one: its version is in
+# the switchyard images); a part no set links to any more is removed.
+KEEP_SETS=${KEEP_SETS:-5}
+touch "$OUT"
+ls -1dt "$CACHE"/images/*/ 2>/dev/null | grep -v '/parts/$' | tail -n +$((KEEP_SETS + 1)) | while read -r old; do
+	rm -rf "$old"
+done
+find "$CACHE/images/parts" -maxdepth 1 -name '*.tar' -links 1 -delete
+ls -1dt "$CACHE"/node-base/*/ 2>/dev/null | tail -n +3 | while read -r old; do rm -rf "$old"; done
+
 # Docker may have lost an image the cache still has (a fresh data root).
 for l in "${SET_LINES[@]}"; do
 	read -r name ref key <<<"$l"
