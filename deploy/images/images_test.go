@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
+
 	"github.com/switchyard-csi/switchyard/lab/testtier"
 )
 
@@ -213,4 +215,118 @@ func TestNodePodInDocker(t *testing.T) {
 	if code := healthz(); code != http.StatusInternalServerError {
 		t.Errorf("/healthz = %d with the driver stopped, want 500", code)
 	}
+}
+
+// TestControllerPodInDocker runs the controller container exactly as the
+// chart renders it (args, the main config and connections from the chart's
+// Secrets, the chart's non-root user) with a read-only root filesystem and
+// only /tmp writable: the driver starts, `switchyard config check` accepts
+// the rendered files, and the livenessprobe reports it healthy.
+func TestControllerPodInDocker(t *testing.T) {
+	build(t)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm := filepath.Join(root, "bin", "tools", "helm")
+	testtier.Need(t, testtier.Container, isExec(helm), "no bin/tools/helm: run scripts/ensure-helm.sh")
+	out := run(t, helm, "template", "sy", filepath.Join(root, "deploy", "charts", "switchyard"), "--kube-version", "v1.37.0",
+		"-f", filepath.Join(root, "deploy", "charts", "switchyard", "testdata", "values", "lab.yaml"),
+		"--set", "controller.driver.image.tag=imagestest")
+
+	var args []string
+	var user int
+	files := map[string]map[string]string{} // Secret name suffix -> file -> content
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var o struct {
+			Kind     string
+			Metadata struct{ Name string }
+			Data     map[string]string `yaml:"stringData"`
+			Spec     struct {
+				Template struct {
+					Spec struct {
+						Containers []struct {
+							Name            string
+							Image           string
+							Args            []string
+							SecurityContext struct {
+								RunAsUser int `yaml:"runAsUser"`
+							} `yaml:"securityContext"`
+						}
+					}
+				}
+			}
+		}
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case o.Kind == "Secret":
+			files[o.Metadata.Name] = o.Data
+		case o.Kind == "Deployment":
+			for _, c := range o.Spec.Template.Spec.Containers {
+				if c.Name == "switchyard" {
+					args, user = c.Args, c.SecurityContext.RunAsUser
+					if c.Image != "switchyard-controller:imagestest" {
+						t.Fatalf("controller image %q", c.Image)
+					}
+				}
+			}
+		}
+	}
+	if len(args) == 0 || user == 0 || files["sy-switchyard-driver-config"] == nil || files["sy-switchyard-connections"] == nil {
+		t.Fatalf("rendered chart lacks the controller container, its user or its Secrets: args %v user %d secrets %v", args, user, len(files))
+	}
+
+	d := t.TempDir()
+	dirs := map[string]map[string]string{"config": files["sy-switchyard-driver-config"], "connections": files["sy-switchyard-connections"], "csi": nil}
+	for dir, content := range dirs {
+		p := filepath.Join(d, dir)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, c := range content {
+			if err := os.WriteFile(filepath.Join(p, f), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The pod's emptyDir is writable by the pod's user; the test's directory is root's.
+	if err := os.Chmod(filepath.Join(d, "csi"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	mounts := []string{"--network", "host", "--user", fmt.Sprintf("%d:%d", user, user), "--read-only", "--tmpfs", "/tmp",
+		"-v", d + "/config:/config:ro", "-v", d + "/connections:/mnt/connections:ro", "-v", d + "/csi:/csi-data"}
+
+	// Exit 0: every rendered file is a valid config (run fails the test otherwise, with the problems).
+	run(t, "docker", append(append([]string{"run", "--rm"}, mounts...), "switchyard-controller:imagestest", "config", "check", "/config/driver-config-file.yaml")...)
+
+	names := []string{"sy-imagestest-ctrl", "sy-imagestest-ctrl-live"}
+	cleanup := func() { _ = exec.Command("docker", append([]string{"rm", "-f"}, names...)...).Run() }
+	cleanup()
+	t.Cleanup(cleanup)
+	run(t, "docker", append(append(append([]string{"run", "-d", "--name", names[0], "-e", "CSI_NODE_ID=n1"}, mounts...), "switchyard-controller:imagestest"), args...)...)
+	const port = "19860"
+	run(t, "docker", "run", "-d", "--name", names[1], "--network", "host", "-v", d+"/csi:/csi-data",
+		"switchyard-lab/livenessprobe:imagestest", "--csi-address=/csi-data/csi.sock", "--health-port="+port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/healthz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			logs, _ := exec.Command("docker", "logs", names[0]).CombinedOutput()
+			t.Fatalf("the controller is not healthy after 30 s (%v); its log:\n%s", err, logs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
