@@ -242,7 +242,10 @@ else
 	for s in $SIDECARS; do
 		bin="$SIDECARS_DIR/$s"
 		if [ ! -x "$bin" ]; then
-			say "no $bin: image registry.k8s.io/sig-storage/$s left out"
+			case $s in
+			csi-node-driver-registrar | livenessprobe) ;; # the lab's stand-in follows
+			*) say "no $bin: image registry.k8s.io/sig-storage/$s left out" ;;
+			esac
 			continue
 		fi
 		# A FROM-scratch image has no dynamic loader.
