@@ -75,3 +75,14 @@ fuzz: ## every fuzz target for FUZZTIME each (default 10s), a summary table; sto
 
 clean: ## remove build output
 	rm -rf $(BIN)
+
+# --- images and chart (deploy/) ----------------------------------------------------
+.PHONY: image chart-test
+image: ## container images as docker-archive tarballs, no registry (Docker from Debian; root); prints their directory
+	@GO=$(GO) VERSION=$(VERSION) scripts/images.sh
+
+chart-test: ## helm lint, golden renders, schema checks and strict API decoding of deploy/charts/switchyard (helm via scripts/ensure-helm.sh)
+	@GO=$(GO) scripts/ensure-helm.sh >/dev/null
+	$(GO) test -count=1 ./deploy/charts/...
+	cd deploy/charts/validate && $(GO) test -count=1 ./...
+	cd deploy/labsidecars && $(GO) test -count=1 ./...
