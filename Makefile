@@ -27,6 +27,7 @@ demo-vm: build deps ## the demo inside the storage VM (QEMU): the same tours, th
 
 deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), QEMU + a Debian kernel (vm tier); installs as root
 	@scripts/ensure-zfs-fuse.sh
+	@GO=$(GO) scripts/ensure-helm.sh >/dev/null
 	@scripts/ensure-vm.sh || case ",$$LAB_REQUIRE," in *,vm,*|*,all,*) exit 1;; *) echo "deps: the vm tier will skip (LAB_REQUIRE does not ask for it)";; esac
 
 test: deps lint build ## every test tier this machine can run: unit (with the bounded soak and fuzz seeds), sanity with real mounts, fidelity against zfs-fuse, the storage VM (root)

@@ -35,6 +35,14 @@ if { has "$HELM_VERSION" || has "$HELM4_VERSION"; } && [ "$(cat "$stamp" 2>/dev/
 fi
 
 mkdir -p "$dir"
+# A machine-wide copy keyed by the recipe: a fresh clone (CI's) takes it in
+# milliseconds instead of rebuilding Helm (8-9 minutes cold on 2 cores).
+cache="${SWITCHYARD_TOOLS_CACHE:-/var/cache/switchyard-lab/tools}/helm-$(echo "$recipe" | sha256sum | cut -c1-16)"
+if [ -x "$cache/helm" ] && cp "$cache/helm" "$bin.tmp" && mv "$bin.tmp" "$bin" && "$bin" version --short >/dev/null 2>&1; then
+	echo "$recipe" >"$stamp"
+	echo "$bin"
+	exit 0
+fi
 # Helm reads its version from these variables; without them `helm version`
 # says v3.x-dev or the like and the check above would never match.
 install() { # install MODULE_MAJOR VERSION
@@ -55,4 +63,7 @@ if ! install v3 "$HELM_VERSION"; then
 fi
 "$bin" version --short >&2
 echo "$recipe" >"$stamp"
+if mkdir -p "$cache" 2>/dev/null && cp "$bin" "$cache/helm.tmp" 2>/dev/null; then
+	mv "$cache/helm.tmp" "$cache/helm"
+fi
 echo "$bin"

@@ -18,6 +18,7 @@ const (
 	Container = "container"
 	Cluster   = "cluster"
 	Fidelity  = "fidelity" // the ZFS model against real zfs: needs root and zfs-fuse (scripts/ensure-zfs-fuse.sh)
+	Chart     = "chart"    // helm lint and template of deploy/charts: needs helm (scripts/ensure-helm.sh, run by make deps)
 )
 
 // Required reports whether LAB_REQUIRE names tier.

@@ -49,7 +49,7 @@ func helmBin(t *testing.T) string {
 		return h
 	}
 	h, err := exec.LookPath("helm")
-	testtier.Need(t, "chart", err == nil, "no helm binary: run scripts/ensure-helm.sh (installs bin/tools/helm) or set HELM")
+	testtier.Need(t, testtier.Chart, err == nil, "no helm binary: run scripts/ensure-helm.sh (installs bin/tools/helm) or set HELM")
 	return h
 }
 
