@@ -122,3 +122,77 @@ func TestFidelityLegacyStrStringifiesIntegerUserProperty(t *testing.T) {
 		})
 	}
 }
+
+// Row 2: pool.dataset.query's extra.snapshots* reach the ZFS query, which
+// adds a "snapshots" list per dataset ({pool, name, type, snapshot_name,
+// dataset, id, createtxg}, "properties" only when snapshots_properties
+// asks) and, with snapshots_count, "snapshot_count".
+func TestFidelityDatasetQueryExtraSnapshots(t *testing.T) {
+	for _, v := range []string{"24.10", "25.04", "25.10", "26.04"} {
+		t.Run(v, func(t *testing.T) {
+			s := startServer(t, v)
+			c := dialAny(t, s)
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/a", "type": "FILESYSTEM"})
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/a/b", "type": "FILESYSTEM"})
+			ns := "pool.snapshot"
+			if !s.Version().AtLeast(25, 10, 0) {
+				ns = "zfs.snapshot"
+			}
+			c.mustCall(ns+".create", map[string]any{"dataset": "tank/a", "name": "s1"})
+			c.mustCall(ns+".create", map[string]any{"dataset": "tank/a/b", "name": "s2"})
+
+			var rows []map[string]any
+			c.decode(c.mustCall("pool.dataset.query", []any{[]any{"id", "=", "tank/a"}},
+				map[string]any{"extra": map[string]any{"snapshots": true, "retrieve_children": false}}), &rows)
+			if len(rows) != 1 {
+				t.Fatalf("query: %v", rows)
+			}
+			snaps, _ := rows[0]["snapshots"].([]any)
+			if len(snaps) != 1 {
+				t.Fatalf("snapshots of tank/a = %v, want tank/a@s1", rows[0]["snapshots"])
+			}
+			sn := snaps[0].(map[string]any)
+			want := map[string]any{"pool": "tank", "name": "tank/a@s1", "type": "SNAPSHOT", "snapshot_name": "s1", "dataset": "tank/a", "id": "tank/a@s1"}
+			for k, w := range want {
+				if sn[k] != w {
+					t.Errorf("snapshot %s = %v, want %v", k, sn[k], w)
+				}
+			}
+			if _, isStr := sn["createtxg"].(string); !isStr {
+				t.Errorf("createtxg = %#v, want a string", sn["createtxg"])
+			}
+			if _, has := sn["properties"]; has {
+				t.Errorf("snapshots_properties defaults to []: no properties, got %v", sn["properties"])
+			}
+
+			// snapshots_recursive: the descendants' snapshots too, up to
+			// 25.04 (libzfs); 25.10's query ignores it.
+			c.decode(c.mustCall("pool.dataset.query", []any{[]any{"id", "=", "tank/a"}},
+				map[string]any{"extra": map[string]any{"snapshots": true, "snapshots_recursive": true,
+					"snapshots_properties": []any{"used"}, "snapshots_count": true, "retrieve_children": false}}), &rows)
+			snaps, _ = rows[0]["snapshots"].([]any)
+			wantN := 2
+			if s.Version().AtLeast(25, 10, 0) {
+				wantN = 1
+			}
+			if len(snaps) != wantN {
+				t.Errorf("recursive snapshots = %d, want %d: %v", len(snaps), wantN, snaps)
+			}
+			props, _ := snaps[0].(map[string]any)["properties"].(map[string]any)
+			if _, ok := props["used"]; !ok || len(props) != 1 {
+				t.Errorf("snapshots_properties [used]: properties %v", props)
+			}
+			if rows[0]["snapshot_count"] != 1.0 {
+				t.Errorf("snapshot_count = %v, want 1", rows[0]["snapshot_count"])
+			}
+			if !s.Version().AtLeast(26, 0, 0) {
+				// democratic-csi's REST form: GET by id with extra.* parameters.
+				var ds map[string]any
+				restJSON(t, s, "GET", "/pool/dataset/id/tank%2Fa?extra.snapshots=true&extra.retrieve_children=false", "", &ds)
+				if l, _ := ds["snapshots"].([]any); len(l) != 1 {
+					t.Errorf("REST GET with extra.snapshots: snapshots %v", ds["snapshots"])
+				}
+			}
+		})
+	}
+}
