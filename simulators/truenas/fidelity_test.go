@@ -196,3 +196,67 @@ func TestFidelityDatasetQueryExtraSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// Row 3: from 25.10 every SMB options model carries `purpose` (the
+// discriminator the entry's validator writes into options), so a client
+// that sends it inside options as well is accepted; the share's purpose
+// wins, options never show it, and a purpose alone takes its defaults.
+func TestFidelitySMBOptionsCarryPurpose(t *testing.T) {
+	for _, v := range []string{"25.10", "26.04"} {
+		t.Run(v, func(t *testing.T) {
+			s := startServer(t, v)
+			c := dialAny(t, s)
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/smb", "type": "FILESYSTEM", "share_type": "SMB"})
+			var share map[string]any
+			c.decode(c.mustCall("sharing.smb.create", map[string]any{"name": "pvc-1", "path": "/mnt/tank/smb",
+				"purpose": "LEGACY_SHARE", "options": map[string]any{"purpose": "LEGACY_SHARE", "guestok": true}}), &share)
+			opts, _ := share["options"].(map[string]any)
+			if share["purpose"] != "LEGACY_SHARE" || opts["guestok"] != true {
+				t.Errorf("share %v", share)
+			}
+			if _, has := opts["purpose"]; has {
+				t.Errorf("options show the discriminator (excluded from the model's output): %v", opts)
+			}
+			// options.purpose is overwritten by the share's purpose.
+			c.decode(c.mustCall("sharing.smb.create", map[string]any{"name": "pvc-2", "path": "/mnt/tank/smb",
+				"purpose": "DEFAULT_SHARE", "options": map[string]any{"purpose": "LEGACY_SHARE"}}), &share)
+			if share["purpose"] != "DEFAULT_SHARE" {
+				t.Errorf("purpose %v, want DEFAULT_SHARE", share["purpose"])
+			}
+			// A purpose alone: options {purpose} validated, i.e. the defaults.
+			c.decode(c.mustCall("sharing.smb.create", map[string]any{"name": "pvc-3", "path": "/mnt/tank/smb",
+				"purpose": "TIME_LOCKED_SHARE"}), &share)
+			if opts, _ := share["options"].(map[string]any); opts["grace_period"] != 900.0 {
+				t.Errorf("TIME_LOCKED_SHARE without options: %v", share["options"])
+			}
+			// options without the share's purpose is still refused.
+			_, werr := c.callRaw("sharing.smb.create", map[string]any{"name": "pvc-4", "path": "/mnt/tank/smb",
+				"options": map[string]any{"purpose": "LEGACY_SHARE"}})
+			if werr == nil || werr.Code != -32602 || !strings.Contains(werr.Reason, "You must set `purpose` if you set `options`.") {
+				t.Errorf("options without purpose: %+v", werr)
+			}
+		})
+	}
+}
+
+// Row 11: 25.10's SmbShareName validator words the length limit itself.
+func TestFidelitySMBShareNameTooLong(t *testing.T) {
+	name := strings.Repeat("n", 81)
+	for _, c := range []struct{ v, want string }{
+		{"25.10", "Value error, " + name + ": share name must not exceed 80 characters in length"},
+		{"26.04", "Value error, " + name + ": share name must not exceed 80 characters in length"},
+		{"25.04", "Value greater than 80 not allowed"},
+	} {
+		t.Run(c.v, func(t *testing.T) {
+			s := startServer(t, c.v)
+			cl := dialAny(t, s)
+			_, werr := cl.callRaw("sharing.smb.create", map[string]any{"name": name, "path": "/mnt/tank"})
+			if werr == nil || werr.Code != -32602 || !strings.Contains(werr.Reason, c.want) {
+				t.Fatalf("81-character share name: %+v, want -32602 %q", werr, c.want)
+			}
+			if strings.Contains(werr.Reason, "String should have at most 80 characters") {
+				t.Errorf("pydantic's generic length text: %s", werr.Reason)
+			}
+		})
+	}
+}
