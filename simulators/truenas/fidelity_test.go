@@ -260,3 +260,44 @@ func TestFidelitySMBShareNameTooLong(t *testing.T) {
 		})
 	}
 }
+
+// Row 10: pool.dataset.promote of a dataset that is no clone. Up to 25.10
+// the plugin checks the origin itself: CallError EBADMSG (74) "Only cloned
+// datasets can be promoted.", ENOENT 'Dataset "x" does not exist.' for a
+// missing one; 26 goes through zfs.resource.promote's validation errors.
+func TestFidelityPromoteOfNoClone(t *testing.T) {
+	for _, v := range []string{"24.10", "25.04", "25.10", "26.04"} {
+		t.Run(v, func(t *testing.T) {
+			s := startServer(t, v)
+			c := dialAny(t, s)
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/plain", "type": "FILESYSTEM"})
+			_, werr := c.callRaw("pool.dataset.promote", "tank/plain")
+			_, missing := c.callRaw("pool.dataset.promote", "tank/nothing")
+			if s.Version().AtLeast(26, 0, 0) {
+				if werr == nil || werr.Code != -32602 || !strings.Contains(werr.Reason, "zfs.resource.promote: 'tank/plain' is ineligible for promotion.") {
+					t.Errorf("26: promote of a non-clone: %+v", werr)
+				}
+				if missing == nil || missing.Code != -32602 || !strings.Contains(missing.Reason, "'tank/nothing' not found") {
+					t.Errorf("26: promote of a missing dataset: %+v", missing)
+				}
+				return
+			}
+			if werr == nil || werr.Errno != 74 || werr.Errname != "EBADMSG" || werr.Reason != "[EBADMSG] Only cloned datasets can be promoted." {
+				t.Errorf("promote of a non-clone: %+v, want errno 74 EBADMSG", werr)
+			}
+			if v != "24.10" && werr != nil && werr.Code != -32001 {
+				t.Errorf("JSON-RPC code %d, want -32001", werr.Code)
+			}
+			if missing == nil || missing.Errno != 2 || missing.Reason != `[ENOENT] Dataset "tank/nothing" does not exist.` {
+				t.Errorf("promote of a missing dataset: %+v", missing)
+			}
+			if !s.Version().AtLeast(26, 0, 0) {
+				hc, base := restClient(t, s)
+				code, body := rest(t, hc, base, "POST", "/pool/dataset/id/tank%2Fplain/promote", "", rootAuth)
+				if code != 422 || !jsonEqual(t, body, `{"message":"Only cloned datasets can be promoted.","errno":74}`) {
+					t.Errorf("REST promote of a non-clone: %d %s", code, body)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -100,6 +101,20 @@ func (s *service) datasetPromote(_ *middleware.Call, params []json.RawMessage) (
 	id, err := stringParam(params, 0, "id")
 	if err != nil {
 		return nil, err
+	}
+	// Up to 25.10 the plugin looks the dataset up and checks its origin
+	// first; 26 hands it to zfs.resource.promote, which raises
+	// validation errors under its own name.
+	in, gerr := s.m.Get(id)
+	switch {
+	case s.v.AtLeast(26, 0, 0) && (gerr != nil || strings.Contains(id, "@")):
+		return nil, middleware.ValidationErrors{{Attribute: "zfs.resource.promote", Message: fmt.Sprintf("'%s' not found", id), Errno: middleware.ENOENT}}
+	case s.v.AtLeast(26, 0, 0) && in.Origin == "":
+		return nil, middleware.Invalid("zfs.resource.promote", "'%s' is ineligible for promotion.", id)
+	case gerr != nil || strings.Contains(id, "@"):
+		return nil, middleware.Errorf(middleware.ENOENT, "Dataset \"%s\" does not exist.", id)
+	case in.Origin == "":
+		return nil, middleware.Errorf(middleware.EBADMSG, "Only cloned datasets can be promoted.")
 	}
 	if err := s.m.Promote(id); err != nil {
 		return nil, callErrFull("", err)
