@@ -301,3 +301,73 @@ func TestFidelityPromoteOfNoClone(t *testing.T) {
 		})
 	}
 }
+
+// Row 6: zfs.resource.query, public from 25.10.0 (the Go drivers read
+// volumes through it): {paths, properties, get_user_properties,
+// get_source, nest_results, get_children}; absent before 25.10.
+func TestFidelityZFSResourceQuery(t *testing.T) {
+	for _, v := range []string{"24.10", "25.04", "25.10", "26.04"} {
+		t.Run(v, func(t *testing.T) {
+			s := startServer(t, v)
+			c := dialAny(t, s)
+			if !s.Version().AtLeast(25, 10, 0) {
+				_, werr := c.callRaw("zfs.resource.query", map[string]any{"paths": []any{"tank"}})
+				if werr == nil || (v != "24.10" && werr.Code != -32601) {
+					t.Fatalf("zfs.resource.query before 25.10: %+v, want -32601", werr)
+				}
+				return
+			}
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/vols", "type": "FILESYSTEM"})
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/vols/pvc-1", "type": "VOLUME", "volsize": 1 << 20, "volblocksize": "16K", "sparse": true,
+				"user_properties": []any{map[string]any{"key": "tns-csi:managed", "value": "true"}}})
+			var rows []map[string]any
+			c.decode(c.mustCall("zfs.resource.query", map[string]any{"paths": []any{"tank/vols/pvc-1"},
+				"properties": []any{"volsize", "mounted"}, "get_user_properties": true}), &rows)
+			if len(rows) != 1 {
+				t.Fatalf("rows %v", rows)
+			}
+			r := rows[0]
+			if r["name"] != "tank/vols/pvc-1" || r["pool"] != "tank" || r["type"] != "VOLUME" {
+				t.Errorf("entry %v", r)
+			}
+			if _, ok := r["createtxg"].(float64); !ok {
+				t.Errorf("createtxg %#v, want an integer", r["createtxg"])
+			}
+			props := r["properties"].(map[string]any)
+			vs, _ := props["volsize"].(map[string]any)
+			if vs["raw"] != "1048576" || vs["value"] != 1048576.0 {
+				t.Errorf("volsize %v", vs)
+			}
+			if src, _ := vs["source"].(map[string]any); src["type"] != "LOCAL" || src["value"] != nil {
+				t.Errorf("volsize source %v", vs["source"])
+			}
+			if _, has := props["mounted"]; has {
+				t.Errorf("mounted is no volume property: %v", props)
+			}
+			if up, _ := r["user_properties"].(map[string]any); up["tns-csi:managed"] != "true" {
+				t.Errorf("user_properties %v", r["user_properties"])
+			}
+			// Defaults: the space properties, no user properties.
+			c.decode(c.mustCall("zfs.resource.query", map[string]any{"paths": []any{"tank/vols"}, "get_children": true, "nest_results": true}), &rows)
+			if len(rows) != 1 || rows[0]["user_properties"] != nil || len(rows[0]["children"].([]any)) != 1 {
+				t.Fatalf("nested query: %v", rows)
+			}
+			if p := rows[0]["properties"].(map[string]any); len(p) != 6 || p["usedbysnapshots"] == nil {
+				t.Errorf("default properties %v, want the six space properties", p)
+			}
+			for _, bad := range []struct {
+				data map[string]any
+				want string
+			}{
+				{map[string]any{"paths": []any{"tank/vols@s"}}, "Querying snapshot information is unsupported at this time."},
+				{map[string]any{"paths": []any{"tank/vols", "tank/vols/pvc-1"}, "get_children": true}, "Paths must be non-overlapping"},
+				{map[string]any{"paths": []any{"tank/none"}}, "'tank/none': not found"},
+			} {
+				_, werr := c.callRaw("zfs.resource.query", bad.data)
+				if werr == nil || werr.Code != -32602 || !strings.Contains(werr.Reason, bad.want) {
+					t.Errorf("%v: %+v, want -32602 %q", bad.data, werr, bad.want)
+				}
+			}
+		})
+	}
+}

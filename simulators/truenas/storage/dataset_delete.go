@@ -2,7 +2,6 @@ package storage
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -108,9 +107,9 @@ func (s *service) datasetPromote(_ *middleware.Call, params []json.RawMessage) (
 	in, gerr := s.m.Get(id)
 	switch {
 	case s.v.AtLeast(26, 0, 0) && (gerr != nil || strings.Contains(id, "@")):
-		return nil, middleware.ValidationErrors{{Attribute: "zfs.resource.promote", Message: fmt.Sprintf("'%s' not found", id), Errno: middleware.ENOENT}}
+		return nil, middleware.ValidationErrors{{Attribute: "zfs.resource.promote", Message: pyRepr(id) + " not found", Errno: middleware.ENOENT}}
 	case s.v.AtLeast(26, 0, 0) && in.Origin == "":
-		return nil, middleware.Invalid("zfs.resource.promote", "'%s' is ineligible for promotion.", id)
+		return nil, middleware.Invalid("zfs.resource.promote", "%s is ineligible for promotion.", pyRepr(id))
 	case gerr != nil || strings.Contains(id, "@"):
 		return nil, middleware.Errorf(middleware.ENOENT, "Dataset \"%s\" does not exist.", id)
 	case in.Origin == "":

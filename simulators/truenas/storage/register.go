@@ -48,6 +48,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 	s.registerSnapshot()
 	s.registerFilesystem()
 	s.registerReplication()
+	s.registerZFSResource()
 	return nil
 }
 
