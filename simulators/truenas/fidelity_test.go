@@ -371,3 +371,70 @@ func TestFidelityZFSResourceQuery(t *testing.T) {
 		})
 	}
 }
+
+// Row 7: periodic snapshot tasks (plugins/snapshot.py), every release:
+// the legacy schema of 24.10 wants every field, the pydantic models of
+// 25.04+ only the dataset; the entry adds vmware_sync and zettarepl's state.
+func TestFidelityPeriodicSnapshotTasks(t *testing.T) {
+	for _, v := range []string{"24.10", "25.04", "25.10", "26.04"} {
+		t.Run(v, func(t *testing.T) {
+			s := startServer(t, v)
+			c := dialAny(t, s)
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/data", "type": "FILESYSTEM"})
+			legacy := !s.Version().AtLeast(25, 4, 0)
+			create := map[string]any{"dataset": "tank/data"}
+			if legacy {
+				_, werr := c.callRaw("pool.snapshottask.create", create)
+				if werr == nil || !strings.Contains(werr.Reason, "periodic_snapshot_create.recursive: attribute required") {
+					t.Fatalf("24.10 create without the required fields: %+v", werr)
+				}
+				create = map[string]any{"dataset": "tank/data", "recursive": false, "lifetime_value": 2, "lifetime_unit": "WEEK",
+					"naming_schema": "auto-%Y-%m-%d_%H-%M", "schedule": map[string]any{"hour": "*"}}
+			}
+			var task map[string]any
+			c.decode(c.mustCall("pool.snapshottask.create", create), &task)
+			want := map[string]any{"id": 1.0, "dataset": "tank/data", "recursive": false, "lifetime_value": 2.0, "lifetime_unit": "WEEK",
+				"enabled": true, "naming_schema": "auto-%Y-%m-%d_%H-%M", "allow_empty": true, "vmware_sync": false}
+			for k, w := range want {
+				if task[k] != w {
+					t.Errorf("%s = %v, want %v", k, task[k], w)
+				}
+			}
+			sched, _ := task["schedule"].(map[string]any)
+			if sched["minute"] != "00" || sched["begin"] != "00:00" || sched["end"] != "23:59" || sched["dow"] != "*" {
+				t.Errorf("schedule %v", sched)
+			}
+			if st, _ := task["state"].(map[string]any); st["state"] != "PENDING" {
+				t.Errorf("state %v", task["state"])
+			}
+			var rows []map[string]any
+			c.decode(c.mustCall("pool.snapshottask.query", []any{[]any{"dataset", "=", "tank/data"}}), &rows)
+			if len(rows) != 1 {
+				t.Errorf("query by dataset: %v", rows)
+			}
+			_, werr := c.callRaw("pool.snapshottask.create", map[string]any{"dataset": "tank/data", "recursive": false, "lifetime_value": 2,
+				"lifetime_unit": "WEEK", "naming_schema": "snap-%Y%m%d", "schedule": map[string]any{}})
+			wantMsg := "%H must be present in snapshot naming schema"
+			if !legacy {
+				wantMsg = "Value error, " + wantMsg
+			}
+			if werr == nil || !strings.Contains(werr.Reason, wantMsg) {
+				t.Errorf("naming schema without %%H: %+v, want %q", werr, wantMsg)
+			}
+			_, werr = c.callRaw("pool.snapshottask.create", map[string]any{"dataset": "tank/none", "recursive": false, "lifetime_value": 2,
+				"lifetime_unit": "WEEK", "naming_schema": "auto-%Y-%m-%d_%H-%M", "schedule": map[string]any{}})
+			if werr == nil || !strings.Contains(werr.Reason, "periodic_snapshot_create.dataset: Dataset not found") {
+				t.Errorf("task on a missing dataset: %+v", werr)
+			}
+			var ok bool
+			c.decode(c.mustCall("pool.snapshottask.delete", 1), &ok)
+			if !ok {
+				t.Error("delete did not answer true")
+			}
+			_, werr = c.callRaw("pool.snapshottask.get_instance", 1)
+			if werr == nil || !strings.Contains(werr.Reason, "PeriodicSnapshotTask 1 does not exist") {
+				t.Errorf("get_instance after delete: %+v", werr)
+			}
+		})
+	}
+}

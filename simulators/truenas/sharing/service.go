@@ -91,7 +91,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 		log = log.With("host", o.Hostname)
 	}
 	s := &Service{model: m, v: v, dir: o.StateDir, log: log.With("service", "sharing"), t: map[string]*table{}, inUse: map[string]bool{}}
-	names := []string{nsNFS, nsSMB, nsISCSIGlobal, nsPortal, nsInitiator, nsAuth, nsTarget, nsExtent, nsTargetExt}
+	names := []string{nsNFS, nsSMB, nsISCSIGlobal, nsPortal, nsInitiator, nsAuth, nsTarget, nsExtent, nsTargetExt, nsSnapTask}
 	if s.nvmet() {
 		names = append(names, nsNVMetGlobal, nsSubsys, nsNamespace, nsPort, nsPortSubsys, nsHost, nsHostSubsys)
 	}
@@ -112,6 +112,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 	s.registerNFS(r)
 	s.registerSMB(r)
 	s.registerISCSI(r)
+	s.registerSnapshotTask(r)
 	if s.nvmet() {
 		s.registerNVMet(r)
 	}
