@@ -438,3 +438,76 @@ func TestFidelityPeriodicSnapshotTasks(t *testing.T) {
 		})
 	}
 }
+
+// Row 8: filesystem.getacl and the filesystem.setacl job
+// (plugins/filesystem_/acl.py), on POSIX (the pool default) and NFSv4
+// (share_type SMB) datasets.
+func TestFidelityFilesystemACL(t *testing.T) {
+	for _, v := range []string{"24.10", "25.04", "25.10", "26.04"} {
+		t.Run(v, func(t *testing.T) {
+			s := startServer(t, v)
+			c := dialAny(t, s)
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/posix", "type": "FILESYSTEM"})
+			if j := c.job("filesystem.setperm", map[string]any{"path": "/mnt/tank/posix", "mode": "750"}); j["state"] != "SUCCESS" {
+				t.Fatalf("setperm %v", j)
+			}
+			var acl map[string]any
+			c.decode(c.mustCall("filesystem.getacl", "/mnt/tank/posix"), &acl)
+			if acl["acltype"] != "POSIX1E" || acl["trivial"] != true || acl["path"] != "/mnt/tank/posix" {
+				t.Fatalf("getacl of a fresh dataset: %v", acl)
+			}
+			entries, _ := acl["acl"].([]any)
+			if len(entries) != 3 {
+				t.Fatalf("trivial POSIX ACL %v", entries)
+			}
+			grp := entries[1].(map[string]any)
+			if grp["tag"] != "GROUP_OBJ" || grp["id"] != -1.0 || grp["default"] != false ||
+				!reflectEqual(grp["perms"], map[string]any{"READ": true, "WRITE": false, "EXECUTE": true}) {
+				t.Errorf("GROUP_OBJ of mode 750: %v", grp)
+			}
+			perms := func(r, w, x bool) map[string]any { return map[string]any{"READ": r, "WRITE": w, "EXECUTE": x} }
+			dacl := []any{
+				map[string]any{"tag": "USER_OBJ", "id": -1, "perms": perms(true, true, true), "default": false},
+				map[string]any{"tag": "GROUP_OBJ", "id": -1, "perms": perms(true, false, true), "default": false},
+				map[string]any{"tag": "USER", "id": 1000, "perms": perms(true, true, true), "default": false},
+				map[string]any{"tag": "MASK", "id": -1, "perms": perms(true, true, true), "default": false},
+				map[string]any{"tag": "OTHER", "id": -1, "perms": perms(false, false, false), "default": false},
+			}
+			job := c.job("filesystem.setacl", map[string]any{"path": "/mnt/tank/posix", "dacl": dacl})
+			if job["state"] != "SUCCESS" {
+				t.Fatalf("setacl job %v", job)
+			}
+			c.decode(c.mustCall("filesystem.getacl", "/mnt/tank/posix"), &acl)
+			if acl["trivial"] != false || len(acl["acl"].([]any)) != 5 {
+				t.Errorf("getacl after setacl: %v", acl)
+			}
+			job = c.job("filesystem.setacl", map[string]any{"path": "/mnt/tank/posix", "dacl": []any{}, "options": map[string]any{"stripacl": true}})
+			c.decode(c.mustCall("filesystem.getacl", "/mnt/tank/posix"), &acl)
+			if job["state"] != "SUCCESS" || acl["trivial"] != true {
+				t.Errorf("after stripacl: job %v, acl %v", job["state"], acl)
+			}
+
+			c.mustCall("pool.dataset.create", map[string]any{"name": "tank/smb", "type": "FILESYSTEM", "share_type": "SMB"})
+			c.decode(c.mustCall("filesystem.getacl", "/mnt/tank/smb"), &acl)
+			if acl["acltype"] != "NFS4" || acl["aclflags"] == nil {
+				t.Errorf("getacl of an SMB dataset: %v", acl)
+			}
+			job = c.job("filesystem.setacl", map[string]any{"path": "/mnt/tank/smb", "acltype": "POSIX1E", "dacl": dacl})
+			if job["state"] != "FAILED" || !strings.Contains(fmtAny(job["error"]), "ACL type is invalid for selected path") {
+				t.Errorf("POSIX1E ACL on an NFSv4 dataset: %v %v", job["state"], job["error"])
+			}
+			_, werr := c.callRaw("filesystem.getacl", "/mnt/tank/none")
+			if werr == nil || werr.Errno != 2 || !strings.Contains(werr.Reason, "Path not found.") {
+				t.Errorf("getacl of a missing path: %+v", werr)
+			}
+		})
+	}
+}
+
+func reflectEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func fmtAny(v any) string { b, _ := json.Marshal(v); return string(b) }
