@@ -64,6 +64,11 @@ func (s *Server) invoke(g *generation, ss *session, method string, params []json
 	}
 	ctx := context.WithValue(g.ctx, sessionKey{}, ss)
 	if m.Job {
+		if m.Validate != nil {
+			if err := m.Validate(params); err != nil {
+				return nil, err
+			}
+		}
 		j := s.jobs.submit(ctx, m, params, user, cred)
 		if ss.transport != transportWebSocket || ss.jobsAsIDs() {
 			return j.id, nil

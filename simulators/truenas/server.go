@@ -35,6 +35,8 @@ type Server struct {
 	rec      recorder
 	stats    counters
 	hostID   string
+	// svcState is the service.* table (methods_service.go).
+	svcState *serviceState
 	certs    selfsigned.Store
 
 	authEpoch atomic.Uint64 // bumped by ExpireSessions
@@ -88,7 +90,10 @@ func New(o Options) (*Server, error) {
 		_ = s.closeModel()
 		return nil, err
 	}
-	s.registerBuiltins()
+	if err := s.registerBuiltins(); err != nil {
+		_ = s.closeModel()
+		return nil, err
+	}
 	if err := s.registerServices(); err != nil {
 		_ = s.closeModel()
 		return nil, err

@@ -44,6 +44,7 @@ func (s *Server) StartSSH(addr string, users map[string]zfsssh.User) (string, er
 		return "", fmt.Errorf("truenas: SSH endpoint: %w", err)
 	}
 	s.ssh = append(s.ssh, srv)
+	s.SetServiceRunning("ssh") // an SSH endpoint means the admin started sshd
 	return a.String(), nil
 }
 

@@ -24,7 +24,14 @@ const aclXattr = "user.truenas-sim.acl"
 
 func (s *service) registerACL() {
 	s.r.Add(middleware.Method{Name: "filesystem.getacl", Params: []string{"path", "simplified", "resolve_ids"}, Handler: s.getacl})
-	s.r.Add(middleware.Method{Name: "filesystem.setacl", Job: true, Params: []string{"filesystem_acl"}, Handler: s.setacl})
+	s.r.Add(middleware.Method{Name: "filesystem.setacl", Job: true, Params: []string{"filesystem_acl"}, Handler: s.setacl,
+		Validate: func(p []json.RawMessage) error {
+			if err := positional(p, 1); err != nil {
+				return err
+			}
+			_, err := s.setaclSchema().parse(param(p, 0))
+			return err
+		}})
 }
 
 // aclTypeOf is path_get_acltype for an API path.
