@@ -2,9 +2,14 @@ package truenas
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
 
 // The tests named TestFidelity* each pin one row of issue 15: a request
@@ -574,6 +579,61 @@ func TestFidelityServices(t *testing.T) {
 			if _, werr := c.callRaw("service.update", "nope", map[string]any{"enable": true}); werr == nil || werr.Errno != 2 ||
 				!strings.Contains(werr.Reason, "Service nope not found.") {
 				t.Errorf("update of an unknown service: %+v", werr)
+			}
+		})
+	}
+}
+
+// sshRun starts s's SSH endpoint and returns a function running one
+// command in a new session: its combined output and exit status.
+func sshRun(t *testing.T, s *Server) func(cmd string) (string, int) {
+	t.Helper()
+	addr, err := s.StartSSH("127.0.0.1:0", map[string]zfsssh.User{"root": {Password: "pw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ssh.Dial("tcp", addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.Password("pw")},
+		HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return func(cmd string) (string, int) {
+		t.Helper()
+		sess, err := client.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		out, err := sess.CombinedOutput(cmd)
+		var exit *ssh.ExitError
+		switch {
+		case err == nil:
+			return string(out), 0
+		case errors.As(err, &exit):
+			return string(out), exit.ExitStatus()
+		}
+		t.Fatalf("%s: %v", cmd, err)
+		return "", -1
+	}
+}
+
+// Row 5: where zfs lives over SSH. Every simulated release is SCALE
+// (Debian): the tagged middleware of 24.10.2, 25.04.2 and 25.10.1 itself
+// calls /usr/sbin/zfs (keychain.py's sudo command list,
+// disable-rootfs-protection), so that path answers on every release;
+// /usr/local/sbin/zfs is TrueNAS CORE's (FreeBSD), which is not simulated.
+func TestFidelitySSHZFSPath(t *testing.T) {
+	for _, v := range []string{"24.10", "25.04", "25.10", "26.04"} {
+		t.Run(v, func(t *testing.T) {
+			run := sshRun(t, startServer(t, v))
+			for _, cmd := range []string{"/usr/sbin/zfs list -H -o name tank", "/sbin/zfs list -H -o name tank", "zfs list -H -o name tank"} {
+				if out, code := run(cmd); code != 0 || out != "tank\n" {
+					t.Errorf("%s: %d %q", cmd, code, out)
+				}
+			}
+			if out, code := run("/usr/local/sbin/zfs list"); code != 127 || !strings.Contains(out, "not found") {
+				t.Errorf("/usr/local/sbin/zfs on SCALE %s: %d %q, want 127 not found", v, code, out)
 			}
 		})
 	}
