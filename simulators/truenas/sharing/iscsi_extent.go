@@ -41,9 +41,6 @@ func (s *Service) extentFields(create bool) []field {
 		{name: "ro", kind: kBool, def: false},
 		{name: "enabled", kind: kBool, def: true},
 	}
-	if create && s.v.AtLeast(25, 10, 0) {
-		f = append(f, field{name: "defer", kind: kBool})
-	}
 	return f
 }
 
@@ -53,9 +50,6 @@ func (s *Service) extentArg(verb string) dialect {
 
 func (s *Service) registerExtent(r *middleware.Registry) {
 	del := []string{"id", "remove", "force"}
-	if s.v.AtLeast(25, 10, 0) {
-		del = append(del, "defer")
-	}
 	s.addCRUD(r, crud{
 		ns: nsExtent, verbose: "iSCSITargetExtent",
 		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return extentView(row) },
@@ -113,7 +107,6 @@ func (s *Service) extentCreate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	delete(data, "defer")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if strOf(data["serial"]) == "" {
@@ -177,11 +170,7 @@ func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (an
 }
 
 func (s *Service) extentDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
-	n := 3
-	if s.v.AtLeast(25, 10, 0) {
-		n = 4
-	}
-	if err := argCount(params, n); err != nil {
+	if err := argCount(params, 3); err != nil {
 		return nil, err
 	}
 	d := s.extentArg("delete")

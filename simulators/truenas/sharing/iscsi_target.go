@@ -34,9 +34,6 @@ func (s *Service) targetFields(create bool) []field {
 		f = append(f, field{name: "iscsi_parameters", kind: kObj, null: true, sub: []field{
 			{name: "QueuedCommands", kind: kInt, null: true, enum: []any{32, 128}},
 		}})
-		if create {
-			f = append(f, field{name: "defer", kind: kBool})
-		}
 	}
 	return f
 }
@@ -47,9 +44,6 @@ func (s *Service) targetArg(verb string) dialect {
 
 func (s *Service) registerTarget(r *middleware.Registry) {
 	del := []string{"id", "force", "delete_extents"}
-	if s.v.AtLeast(25, 10, 0) {
-		del = append(del, "defer")
-	}
 	s.addCRUD(r, crud{
 		ns: nsTarget, verbose: "iSCSITarget",
 		create: s.targetCreate, createParams: []string{"iscsi_target_create"},
@@ -104,7 +98,6 @@ func (s *Service) targetCreate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	delete(data, "defer") // an HA-only option: nothing to defer on one node
 	if err := s.targetNameFormat(d, data); err != nil {
 		return nil, err
 	}
@@ -247,11 +240,7 @@ func (s *Service) targetValidate(data middleware.Row, schema string, self int) e
 }
 
 func (s *Service) targetDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
-	n := 3
-	if s.v.AtLeast(25, 10, 0) {
-		n = 4
-	}
-	if err := argCount(params, n); err != nil {
+	if err := argCount(params, 3); err != nil {
 		return nil, err
 	}
 	d := s.targetArg("delete")
