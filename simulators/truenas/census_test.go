@@ -61,3 +61,51 @@ var privateServed = map[string]string{
 	"nvmet.global.ana_enabled":  "private in plugins/nvmet/global.py; the simulator answers it for switchyard's NVMe-oF checks",
 	"nvmet.global.rdma_enabled": "private in plugins/nvmet/global.py; the simulator answers it for switchyard's NVMe-oF checks",
 }
+
+// commonlyCalled are methods TrueNAS clients call (democratic-csi's
+// diagnostics, the Go drivers' health checks, the web UI's dashboard)
+// that the simulator does not implement.
+var commonlyCalled = []string{"user.query", "group.query", "disk.query", "interface.query", "pool.scrub.run",
+	"smb.config", "nfs.config", "alert.list", "system.general.config", "network.configuration.config"}
+
+// TestCensusUnimplementedAnswerLikeUnknown: a method the release has but
+// the simulator does not serve answers exactly as the middleware answers a
+// method it does not know (JSON-RPC -32601 "Method does not exist", no
+// data; the legacy protocol's ENOMETHOD "Method 'm' not found in 's'"),
+// and core.get_methods lists only what is served.
+func TestCensusUnimplementedAnswerLikeUnknown(t *testing.T) {
+	for _, v := range []string{"24.10", "25.10"} {
+		t.Run(v, func(t *testing.T) {
+			c, _ := census.Load(v)
+			s := startServer(t, v)
+			var listed map[string]any
+			cl := dialAny(t, s)
+			cl.decode(cl.mustCall("core.get_methods"), &listed)
+			for _, name := range commonlyCalled {
+				if _, real := c.Methods[name]; !real {
+					t.Errorf("%s is not in the %s census: pick methods the release has", name, v)
+					continue
+				}
+				if _, served := s.Registry().Lookup(name); served {
+					continue
+				}
+				if _, ok := listed[name]; ok {
+					t.Errorf("core.get_methods lists %s, which is not served", name)
+				}
+				if cl.rpc != nil {
+					a := cl.rpc.call(name)
+					if a.Error == nil || a.Error.Code != -32601 || a.Error.Message != "Method does not exist" || a.Error.Data != nil {
+						t.Errorf("%s: %+v, want -32601 \"Method does not exist\" without data", name, a.Error)
+					}
+					continue
+				}
+				svc, m, _ := cutLast(name, ".")
+				_, werr := cl.callRaw(name)
+				want := "[ENOMETHOD] Method '" + m + "' not found in '" + svc + "'"
+				if werr == nil || werr.Errno != 201 || werr.Reason != want {
+					t.Errorf("%s over the legacy protocol: %+v, want %s", name, werr, want)
+				}
+			}
+		})
+	}
+}

@@ -45,7 +45,8 @@ func (s *Server) call(g *generation, ss *session, method string, params []json.R
 func (s *Server) invoke(g *generation, ss *session, method string, params []json.RawMessage, user, cred string) (any, error) {
 	m, ok := s.reg.Lookup(method)
 	if !ok {
-		return nil, &noMethodError{method: method}
+		svc, _, _ := cutLast(method, ".")
+		return nil, &noMethodError{method: method, knownService: s.reg.HasNamespace(svc) || s.census != nil && s.census.HasService(svc)}
 	}
 	if user == "" && !noAuthMethods[method] {
 		return nil, errNotAuthenticated

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/switchyard-csi/switchyard/simulators/selfsigned"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/census"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
@@ -37,7 +38,11 @@ type Server struct {
 	hostID   string
 	// svcState is the service.* table (methods_service.go).
 	svcState *serviceState
-	certs    selfsigned.Store
+	// census is what the release really has (nil for a release without
+	// a digest): an unknown method's error names its service as known
+	// when the release has it.
+	census *census.Census
+	certs  selfsigned.Store
 
 	authEpoch atomic.Uint64 // bumped by ExpireSessions
 
@@ -90,6 +95,7 @@ func New(o Options) (*Server, error) {
 		_ = s.closeModel()
 		return nil, err
 	}
+	s.census, _ = census.Load(s.version.Release())
 	if err := s.registerBuiltins(); err != nil {
 		_ = s.closeModel()
 		return nil, err
