@@ -41,6 +41,9 @@ func (s *Service) extentFields(create bool) []field {
 		{name: "ro", kind: kBool, def: false},
 		{name: "enabled", kind: kBool, def: true},
 	}
+	if s.v.AtLeast(25, 10, 0) {
+		f = append(f, field{name: "product_id", kind: kStr, null: true, minLen: 1, maxLen: 16})
+	}
 	return f
 }
 

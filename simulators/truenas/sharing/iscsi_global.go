@@ -39,8 +39,11 @@ func (s *Service) iscsiGlobalDefaults() middleware.Row {
 		"pool_avail_threshold": nil,
 		"alua":                 false,
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		r["iser"] = false
+	}
+	if s.v.AtLeast(26, 0, 0) {
+		r["direct_config"], r["mode"] = nil, 0
 	}
 	return normalize(r)
 }
@@ -53,8 +56,12 @@ func (s *Service) iscsiGlobalFields() []field {
 		{name: "pool_avail_threshold", kind: kInt, null: true, min: intp(1), max: intp(99)},
 		{name: "alua", kind: kBool},
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		f = append(f, field{name: "iser", kind: kBool})
+	}
+	if s.v.AtLeast(26, 0, 0) {
+		f = append(f, field{name: "direct_config", kind: kBool, null: true},
+			field{name: "mode", kind: kInt, min: intp(0), max: intp(1)})
 	}
 	return f
 }

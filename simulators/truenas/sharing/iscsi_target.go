@@ -30,7 +30,7 @@ func (s *Service) targetFields(create bool) []field {
 		}},
 		{name: "auth_networks", kind: kStrList, def: []any{}},
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		f = append(f, field{name: "iscsi_parameters", kind: kObj, null: true, sub: []field{
 			{name: "QueuedCommands", kind: kInt, null: true, enum: []any{32, 128}},
 		}})
@@ -109,7 +109,7 @@ func (s *Service) targetCreate(c *middleware.Call, params []json.RawMessage) (an
 	if s.v.AtLeast(25, 4, 0) {
 		data["rel_tgt_id"] = s.freeNumber(nsTarget, "rel_tgt_id", 1)
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		if _, ok := data["iscsi_parameters"]; !ok {
 			data["iscsi_parameters"] = nil
 		}

@@ -15,8 +15,11 @@ func TestISCSIDefaults(t *testing.T) {
 			e := newEnv(t, version)
 			g := e.must("iscsi.global.config")
 			want := map[string]any{"id": 1.0, "basename": "iqn.2005-10.org.freenas.ctl", "isns_servers": []any{}, "listen_port": 3260.0, "pool_avail_threshold": nil, "alua": false}
-			if e.v.AtLeast(25, 10, 0) {
+			if e.v.AtLeast(25, 4, 0) {
 				want["iser"] = false
+			}
+			if e.v.AtLeast(26, 0, 0) {
+				want["direct_config"], want["mode"] = nil, 0.0
 			}
 			if !reflect.DeepEqual(g, want) {
 				t.Errorf("iscsi.global.config = %v", g)

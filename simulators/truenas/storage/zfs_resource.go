@@ -27,15 +27,24 @@ func (s *service) registerZFSResource() {
 	s.r.Add(middleware.Method{Name: "zfs.resource.query", Params: []string{"data"}, Handler: s.zfsResourceQuery})
 }
 
-func zfsResourceQuerySchema() schema {
-	return schema{name: "data", pydantic: true, fields: []field{
+func (s *service) zfsResourceQuerySchema() schema {
+	f := []field{
 		{name: "paths", typ: tList, def: []any{}, check: uniqueStrings},
 		{name: "properties", typ: tList, null: true, def: []any{}},
 		{name: "get_user_properties", typ: tBool, def: false},
 		{name: "get_source", typ: tBool, def: true},
 		{name: "nest_results", typ: tBool, def: false},
 		{name: "get_children", typ: tBool, def: false},
-	}}
+	}
+	if s.v.AtLeast(26, 0, 0) {
+		f = append(f,
+			field{name: "max_depth", typ: tInt, def: int64(0), check: rangeCheck(true, 0, 1<<31-1)},
+			field{name: "exclude_internal_paths", typ: tBool, def: true},
+			// tiering needs an Enterprise licence: a simulated system
+			// has none, so the answer never carries tier information
+			field{name: "get_tier", typ: tBool, def: false})
+	}
+	return schema{name: "data", pydantic: true, fields: f}
 }
 
 func uniqueStrings(v any) string {
@@ -56,7 +65,7 @@ func (s *service) zfsResourceQuery(_ *middleware.Call, params []json.RawMessage)
 	if err := positional(params, 1); err != nil {
 		return nil, err
 	}
-	a, err := zfsResourceQuerySchema().parse(param(params, 0))
+	a, err := s.zfsResourceQuerySchema().parse(param(params, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +78,18 @@ func (s *service) zfsResourceQuery(_ *middleware.Call, params []json.RawMessage)
 			return nil, middleware.Invalid("zfs.resource.query", "Querying snapshot information is unsupported at this time.")
 		}
 	}
-	if a.boolean("get_children") && overlapping(paths) {
+	// 26: max_depth > 0 implies get_children, limited to that many
+	// levels below each root; exclude_internal_paths (private) may let
+	// the internal datasets through.
+	maxDepth, _ := a.int("max_depth")
+	children := a.boolean("get_children") || maxDepth > 0
+	hide := func(n string) bool {
+		return isInternal(n) && (!a.has("exclude_internal_paths") || a.boolean("exclude_internal_paths"))
+	}
+	deep := func(root, n string) bool {
+		return maxDepth > 0 && int64(strings.Count(n, "/")-strings.Count(root, "/")) > maxDepth
+	}
+	if children && overlapping(paths) {
 		return nil, middleware.Invalid("zfs.resource.query",
 			"Paths must be non-overlapping - no path can be relative to another when get_children is set to True.")
 	}
@@ -87,12 +107,13 @@ func (s *service) zfsResourceQuery(_ *middleware.Call, params []json.RawMessage)
 	}
 	var names []string
 	if len(paths) == 0 {
-		all, err := s.m.List("", a.boolean("get_children"), zfsmodel.Filesystem|zfsmodel.Volume)
+		all, err := s.m.List("", children, zfsmodel.Filesystem|zfsmodel.Volume)
 		if err != nil {
 			return nil, err
 		}
 		for _, n := range all {
-			if !isInternal(n) && (a.boolean("get_children") || !strings.Contains(n, "/")) {
+			pool, _, _ := strings.Cut(n, "/")
+			if !hide(n) && !deep(pool, n) && (children || !strings.Contains(n, "/")) {
 				names = append(names, n)
 			}
 		}
@@ -102,11 +123,11 @@ func (s *service) zfsResourceQuery(_ *middleware.Call, params []json.RawMessage)
 				return nil, middleware.ValidationErrors{{Attribute: "zfs.resource.query", Message: pyRepr(p) + ": not found", Errno: middleware.ENOENT}}
 			}
 			found := []string{p}
-			if a.boolean("get_children") {
+			if children {
 				found, _ = s.m.List(p, true, zfsmodel.Filesystem|zfsmodel.Volume)
 			}
 			for _, n := range found {
-				if n == p || !isInternal(n) {
+				if n == p || !hide(n) && !deep(p, n) {
 					names = append(names, n)
 				}
 			}
