@@ -34,8 +34,10 @@ type Method struct {
 	Fields      map[string]bool `json:"fields"`
 	FieldsParam int             `json:"fields_param"`
 	// Returns are the fields of the entries the method returns (query,
-	// create, update, get_instance); empty where the model says nothing.
-	Returns []string `json:"returns"`
+	// create, update, get_instance) with whether each is always there
+	// (false: NotRequired, or an entry model made of optional fields);
+	// empty where the model says nothing.
+	Returns map[string]bool `json:"returns"`
 }
 
 // Census is one release's digest.

@@ -8,7 +8,9 @@ its text: nothing is imported or run) and prints JSON:
    "methods": {"<service>.<method>": {"job": bool, "params": [names],
        "fields": {"<name>": required} of the first object argument,
        "fields_param": its position,
-       "returns": [names] (entry fields of CRUD/query results)}}}
+       "returns": {"<name>": always present} (fields of the entries
+           CRUD/query methods return; NotRequired and ForUpdate ones may be
+           absent)}}}
 
 Public methods only: @private ones and private services are left out.
 Only services whose methods carry @api_method (25.04 and later) have
@@ -59,6 +61,7 @@ class Models:
 
     def __init__(self):
         self.classes = {}
+        self.presence = False
 
     def add_module(self, tree):
         for node in tree.body:
@@ -105,10 +108,26 @@ class Models:
             required = st.value is None or (isinstance(st.value, ast.Call) and name_of(st.value) == "Field"
                                             and not any(k.arg in ("default", "default_factory") for k in st.value.keywords)
                                             and not st.value.args)
-            out[alias or fname] = bool(required and not upd)
+            if self.presence:
+                # an entry field is always in the output unless NotRequired
+                optional = st.value is not None and (name_of(st.value) == "NotRequired" or isinstance(st.value, ast.Call)
+                                                     and name_of(st.value) == "Field" and any(
+                                                         k.arg == "default" and name_of(k.value) == "NotRequired"
+                                                         for k in st.value.keywords))
+                out[alias or fname] = not optional
+            else:
+                out[alias or fname] = bool(required and not upd)
         if upd:
             out = {k: False for k in out}
         return out
+
+    def returned(self, name):
+        """{field: always present} of an entry model."""
+        self.presence = True
+        try:
+            return self.fields(name)
+        finally:
+            self.presence = False
 
     def annotation_model(self, name, field):
         cls = self.classes.get(name)
@@ -184,9 +203,9 @@ def scan_plugins(repo, tag, models):
             if crud:
                 for m in ("query", "get_instance"):
                     methods.setdefault(f"{ns}.{m}", {"job": False, "params": ["filters", "options"] if m == "query" else ["id", "options"],
-                                                     "returns": list(models.fields(entry)) if entry else []})
+                                                     "returns": models.returned(entry) if entry else {}})
             if config:
-                methods.setdefault(f"{ns}.config", {"job": False, "params": [], "returns": list(models.fields(entry)) if entry else []})
+                methods.setdefault(f"{ns}.config", {"job": False, "params": [], "returns": models.returned(entry) if entry else {}})
             for fn in cls.body:
                 if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
@@ -197,7 +216,7 @@ def scan_plugins(repo, tag, models):
                 if api is None and not decos & {"accepts", "filterable"} and not (fn.name.startswith("do_") and (crud or config)):
                     continue
                 name = fn.name[3:] if fn.name.startswith("do_") and (crud or config) else fn.name
-                info = {"job": "job" in decos, "params": [], "returns": []}
+                info = {"job": "job" in decos, "params": [], "returns": {}}
                 if "filterable" in decos:
                     info["params"] = ["filters", "options"]
                 if isinstance(api, ast.Call):
@@ -205,7 +224,7 @@ def scan_plugins(repo, tag, models):
                         item = next((k.value for k in api.keywords if k.arg == "item"), None)
                         info["params"] = ["filters", "options"]
                         if item is not None:
-                            info["returns"] = list(models.fields(name_of(item)))
+                            info["returns"] = models.returned(name_of(item))
                     elif len(api.args) >= 2:
                         args_cls, res_cls = name_of(api.args[0]), name_of(api.args[1])
                         single = models.single_argument(models.classes[args_cls]) if args_cls in models.classes else None
@@ -224,7 +243,7 @@ def scan_plugins(repo, tag, models):
                                     break
                         ret = models.annotation_model(res_cls, "result")
                         if ret:
-                            info["returns"] = list(models.fields(ret))
+                            info["returns"] = models.returned(ret)
                 methods[f"{ns}.{name}"] = info
     return methods
 

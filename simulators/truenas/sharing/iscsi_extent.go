@@ -55,7 +55,7 @@ func (s *Service) registerExtent(r *middleware.Registry) {
 	del := []string{"id", "remove", "force"}
 	s.addCRUD(r, crud{
 		ns: nsExtent, verbose: "iSCSITargetExtent",
-		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return extentView(row) },
+		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return s.extentView(row) },
 		create: s.extentCreate, createParams: []string{"iscsi_extent_create"},
 		update: s.extentUpdate, updateParams: []string{"id", "iscsi_extent_update"},
 		del: s.extentDelete, delParams: del,
@@ -69,13 +69,14 @@ func (s *Service) registerExtent(r *middleware.Registry) {
 }
 
 // extentView: the stored path of a DISK extent is also its disk.
-func extentView(r middleware.Row) middleware.Row {
+func (s *Service) extentView(r middleware.Row) middleware.Row {
 	if strOf(r["type"]) == "DISK" {
 		r["disk"] = r["path"]
 	} else {
 		r["disk"] = nil
 	}
 	r["locked"] = false
+	s.pathFields(r, strOf(r["path"]), strOf(r["type"]) == "FILE")
 	return r
 }
 
@@ -128,7 +129,7 @@ func (s *Service) extentCreate(c *middleware.Call, params []json.RawMessage) (an
 		return nil, err
 	}
 	s.log.Info("iSCSI extent created", "id", row["id"], "name", row["name"], "path", row["path"])
-	return extentView(row), nil
+	return s.extentView(row), nil
 }
 
 func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
@@ -150,7 +151,7 @@ func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	old = extentView(old)
+	old = s.extentView(old)
 	delete(old, "locked")
 	updated := clone(old)
 	for k, v := range data {
@@ -169,7 +170,7 @@ func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	return extentView(row), nil
+	return s.extentView(row), nil
 }
 
 func (s *Service) extentDelete(c *middleware.Call, params []json.RawMessage) (any, error) {

@@ -144,6 +144,10 @@ func (s *Service) registerSMB(r *middleware.Registry) {
 
 func (s *Service) smbView(r middleware.Row) middleware.Row {
 	r["locked"] = false
+	s.pathFields(r, strOf(r["path"]), strOf(r["path"]) != "EXTERNAL")
+	if s.v.AtLeast(26, 0, 0) {
+		r["tier"] = nil // a licensed feature: null on an unlicensed system
+	}
 	if !s.smbNew() {
 		r["path_local"] = r["path"]
 	}

@@ -58,6 +58,11 @@ func (s *service) poolRows() []middleware.Row {
 			},
 		})
 	}
+	if s.v.AtLeast(26, 0, 0) {
+		for _, r := range rows {
+			r["all_sed"] = false // no self-encrypting disks in a simulated pool
+		}
+	}
 	return rows
 }
 

@@ -139,7 +139,11 @@ func (s *service) zfsResourceQuery(_ *middleware.Call, params []json.RawMessage)
 		if err != nil {
 			continue // destroyed meanwhile
 		}
-		rows = append(rows, zfsResourceEntry(in, want, a.boolean("get_user_properties"), a.boolean("get_source")))
+		e := zfsResourceEntry(in, want, a.boolean("get_user_properties"), a.boolean("get_source"))
+		if s.v.AtLeast(26, 0, 0) {
+			e["tier"] = nil // tiering is licensed: None without it
+		}
+		rows = append(rows, e)
 	}
 	if a.boolean("nest_results") {
 		return nestResources(rows), nil
