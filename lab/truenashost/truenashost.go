@@ -149,6 +149,10 @@ func (h *Host) prepare() error {
 	if err := h.ensure("iscsi.initiator", map[string]any{"comment": "switchyard-lab: every initiator"}); err != nil {
 		return err
 	}
+	// and the services that serve them, started and enabled
+	for _, svc := range []string{"nfs", "cifs", "iscsitarget", "nvmet"} {
+		h.Server.SetServiceRunning(svc) // a release without the service ignores it
+	}
 	if !h.Version.AtLeast(25, 10, 0) {
 		return nil
 	}
