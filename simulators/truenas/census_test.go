@@ -82,7 +82,7 @@ func TestCensusUnimplementedAnswerLikeUnknown(t *testing.T) {
 			cl := dialAny(t, s)
 			cl.decode(cl.mustCall("core.get_methods"), &listed)
 			for _, name := range commonlyCalled {
-				if _, real := c.Methods[name]; !real {
+				if _, has := c.Methods[name]; !has {
 					t.Errorf("%s is not in the %s census: pick methods the release has", name, v)
 					continue
 				}

@@ -240,9 +240,9 @@ func headTail(p *proc, argv []string, head bool) int {
 				bytesN = len(data)
 			}
 			if head {
-				p.std.out.Write(data[:bytesN])
+				_, _ = p.std.out.Write(data[:bytesN])
 			} else {
-				p.std.out.Write(data[len(data)-bytesN:])
+				_, _ = p.std.out.Write(data[len(data)-bytesN:])
 			}
 			return
 		}

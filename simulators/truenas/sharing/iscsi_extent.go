@@ -15,7 +15,9 @@ import (
 // iscsi.extent (plugins/iscsi_/extents.py): the LUN backends, a zvol
 // ("DISK", disk "zvol/<dataset>") or a file inside a dataset ("FILE").
 
-func (s *Service) extentFields(create bool) []field {
+// extentFields are the same on create and update (defaults apply on
+// create only, in decode).
+func (s *Service) extentFields() []field {
 	name := field{name: "name", kind: kStr, required: true, maxLen: 64}
 	size := field{name: "filesize", kind: kInt, def: 0}
 	if s.v.AtLeast(25, 4, 0) {
@@ -107,7 +109,7 @@ func (s *Service) extentCreate(c *middleware.Call, params []json.RawMessage) (an
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
-	data, err := objArg(s.extentArg("create"), params, 0, s.extentFields(true), true)
+	data, err := objArg(s.extentArg("create"), params, 0, s.extentFields(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +143,7 @@ func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	data, err := objArg(d, params, 1, s.extentFields(false), false)
+	data, err := objArg(d, params, 1, s.extentFields(), false)
 	if err != nil {
 		return nil, err
 	}

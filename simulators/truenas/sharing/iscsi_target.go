@@ -12,7 +12,9 @@ import (
 
 var reTargetName = regexp.MustCompile(`^[-a-z0-9\.:]+$`)
 
-func (s *Service) targetFields(create bool) []field {
+// targetFields are the same on create and update (defaults apply on
+// create only, in decode).
+func (s *Service) targetFields() []field {
 	pyd := s.v.AtLeast(25, 4, 0)
 	name := field{name: "name", kind: kStr, required: true}
 	if pyd {
@@ -94,7 +96,7 @@ func (s *Service) targetCreate(c *middleware.Call, params []json.RawMessage) (an
 		return nil, err
 	}
 	d := s.targetArg("create")
-	data, err := objArg(d, params, 0, s.targetFields(true), true)
+	data, err := objArg(d, params, 0, s.targetFields(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +133,7 @@ func (s *Service) targetUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	data, err := objArg(d, params, 1, s.targetFields(false), false)
+	data, err := objArg(d, params, 1, s.targetFields(), false)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func (s *service) addSnapshots(entry map[string]any, in *zfsmodel.Info, x snapsh
 		if x.props != nil && len(x.props) == 0 {
 			delete(e, "properties")
 		}
-		list = append(list, map[string]any(e))
+		list = append(list, e)
 	}
 	entry["snapshots"] = list
 }
