@@ -117,6 +117,43 @@ func (s *Server) registerServiceMethods() error {
 		}
 		return out
 	}
+	// checkOptions validates a start/stop/control options object or a
+	// service_update object against its model: unknown keys and wrong
+	// types are refused in the release's dialect.
+	pyd := s.version.AtLeast(25, 10, 0)
+	checkObj := func(schema string, raw []json.RawMessage, i int, fields map[string]string) error {
+		if i >= len(raw) || len(raw[i]) == 0 || string(raw[i]) == "null" {
+			return nil
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(raw[i], &obj); err != nil {
+			return middleware.Invalid(schema, "%s", map[bool]string{true: "Input should be a valid dictionary", false: "A dict was expected"}[pyd])
+		}
+		var errs middleware.ValidationErrors
+		for k, v := range obj {
+			typ, ok := fields[k]
+			switch {
+			case !ok:
+				errs = append(errs, middleware.ValidationError{Attribute: schema + "." + k,
+					Message: map[bool]string{true: "Extra inputs are not permitted", false: "Field was not expected"}[pyd]})
+			case typ == "bool":
+				if _, isBool := v.(bool); !isBool {
+					errs = append(errs, middleware.ValidationError{Attribute: schema + "." + k,
+						Message: map[bool]string{true: "Input should be a valid boolean", false: "Not a boolean"}[pyd]})
+				}
+			case typ == "int":
+				if n, isNum := v.(float64); v != nil && (!isNum || n != float64(int64(n))) {
+					errs = append(errs, middleware.ValidationError{Attribute: schema + "." + k,
+						Message: map[bool]string{true: "Input should be a valid integer", false: "Not an integer"}[pyd]})
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return errs
+		}
+		return nil
+	}
+	serviceOptions := map[string]string{"ha_propagate": "bool", "silent": "bool", "timeout": "int"}
 	known := func(name string) bool {
 		for _, r := range table {
 			if r.name == name {
@@ -153,6 +190,9 @@ func (s *Server) registerServiceMethods() error {
 				Enable *bool `json:"enable"`
 			}
 			if err := decodeParams(p, "service_update", []string{"id_or_name", "service_update"}, &idOrName, &upd); err != nil {
+				return nil, err
+			}
+			if err := checkObj("service_update.service_update", p, 1, map[string]string{"enable": "bool"}); err != nil {
 				return nil, err
 			}
 			key := fmt.Sprint(idOrName)
@@ -197,12 +237,18 @@ func (s *Server) registerServiceMethods() error {
 				if err := decodeParams(p, "service_"+info.phrase, []string{"service"}, &name); err != nil {
 					return nil, err
 				}
+				if err := checkObj("service_"+info.phrase+".options", p, 1, serviceOptions); err != nil {
+					return nil, err
+				}
 				return action(verb, name)
 			}})
 	}
 	if s.version.AtLeast(25, 10, 0) {
 		args := func(p []json.RawMessage) (verb, name string, err error) {
 			if err := decodeParams(p, "service_control", []string{"verb", "service"}, &verb, &name); err != nil {
+				return "", "", err
+			}
+			if err := checkObj("service_control.options", p, 2, serviceOptions); err != nil {
 				return "", "", err
 			}
 			switch verb {
