@@ -104,6 +104,7 @@ func New(o Options) (*Server, error) {
 		_ = s.closeModel()
 		return nil, err
 	}
+	s.alignParams()
 	if o.TLS {
 		if _, err := s.certs.Get(); err != nil {
 			_ = s.closeModel()

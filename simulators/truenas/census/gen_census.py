@@ -13,9 +13,10 @@ its text: nothing is imported or run) and prints JSON:
            absent)}}}
 
 Public methods only: @private ones and private services are left out.
-Only services whose methods carry @api_method (25.04 and later) have
-models; for 24.10, whose plugins still use the legacy @accepts schema,
-the census lists names and job flags only.
+Methods carrying @api_method (25.04 and later, namespace by namespace)
+get their fields from the API models; methods still on the legacy
+@accepts schema (all of 24.10) from their Dict/Patch/Ref arguments, which
+describe arguments only (no entries).
 
 Usage: gen_census.py <middleware checkout> <tag> <api dir, e.g. v25_10_1>
 """
@@ -155,6 +156,80 @@ def load_models(repo, tag, api):
     return m
 
 
+# --- the legacy schema (middlewared.schema, @accepts) -------------------
+
+SCHEMA_TYPES = {"Str", "Int", "Bool", "Dict", "List", "Float", "Dataset", "Path", "Dir", "File", "IPAddr",
+                "Cron", "Datetime", "UnixPerm", "Password", "Ref", "Patch", "Any", "OROperator", "LocalUsername",
+                "NetbiosName", "Time", "URI", "HostPath", "Inheritable", "Attribute", "Bytes", "Sid", "Hostname"}
+
+
+def legacy_attr(node, registry):
+    """(name, required, sub-fields or None) of one schema attribute."""
+    if not isinstance(node, ast.Call):
+        return None
+    kind = name_of(node)
+    if kind == "Inheritable" and node.args:
+        return legacy_attr(node.args[0], registry)
+    if kind not in SCHEMA_TYPES or not node.args or not isinstance(node.args[0], ast.Constant):
+        return None
+    name = node.args[0].value
+    if not isinstance(name, str):
+        return None
+    required = any(k.arg == "required" and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords)
+    sub = None
+    if kind == "Dict":
+        sub = {}
+        for a in node.args[1:]:
+            r = legacy_attr(a, registry)
+            if r:
+                sub[r[0]] = r[1]
+        if any(k.arg == "register" for k in node.keywords):
+            registry[name] = sub
+    elif kind == "Ref":
+        sub = registry.get(name)
+    elif kind == "Patch" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+        base = dict(registry.get(node.args[0].value, {})) if isinstance(node.args[0], ast.Constant) else {}
+        update = False
+        for op in node.args[2:]:
+            if not isinstance(op, ast.Tuple) or len(op.elts) != 2 or not isinstance(op.elts[0], ast.Constant):
+                continue
+            verb, arg = op.elts[0].value, op.elts[1]
+            if verb == "rm" and isinstance(arg, ast.Dict):
+                for k, v in zip(arg.keys, arg.values):
+                    if isinstance(k, ast.Constant) and k.value == "name" and isinstance(v, ast.Constant):
+                        base.pop(v.value, None)
+            elif verb == "add":
+                r = legacy_attr(arg, registry)
+                if r:
+                    base[r[0]] = r[1]
+            elif verb == "attr" and isinstance(arg, ast.Dict):
+                for k, v in zip(arg.keys, arg.values):
+                    if isinstance(k, ast.Constant) and k.value == "update" and isinstance(v, ast.Constant) and v.value:
+                        update = True
+        if update:
+            base = {k: False for k in base}
+        name = node.args[1].value
+        sub = base
+        if any(k.arg == "register" for k in node.keywords):
+            registry[name] = sub
+    return name, required, sub
+
+
+def legacy_accepts(fn, registry):
+    deco = next((d for d in fn.decorator_list if name_of(d) == "accepts" and isinstance(d, ast.Call)), None)
+    if deco is None:
+        return None
+    params, fields, pos = [], None, 0
+    for i, a in enumerate(deco.args):
+        r = legacy_attr(a, registry)
+        if r is None:
+            return None
+        params.append(r[0])
+        if fields is None and r[2] is not None:
+            fields, pos = r[2], i
+    return params, fields, pos
+
+
 # --- plugins ----------------------------------------------------------
 
 SERVICE_BASES = {"Service", "CRUDService", "ConfigService", "SystemServiceService", "SharingService",
@@ -182,11 +257,16 @@ def default_namespace(classname):
 
 def scan_plugins(repo, tag, models):
     methods = {}
+    registry = {}  # legacy Dicts registered by name (register=True)
     found = files(repo, tag, "src/middlewared/middlewared/plugins") + files(repo, tag, "src/middlewared/middlewared/service")
-    for f in found:
-        tree = parse(repo, tag, f)
-        if tree is None:
-            continue
+    trees = [t for t in (parse(repo, tag, f) for f in found) if t is not None]
+    # two passes: a Patch or Ref may name a Dict registered in a later file
+    for _ in range(2):
+        for tree in trees:
+            for fn in ast.walk(tree):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    legacy_accepts(fn, registry)
+    for tree in trees:
         for cls in tree.body:
             if not isinstance(cls, ast.ClassDef):
                 continue
@@ -219,6 +299,12 @@ def scan_plugins(repo, tag, models):
                 info = {"job": "job" in decos, "params": [], "returns": {}}
                 if "filterable" in decos:
                     info["params"] = ["filters", "options"]
+                legacy = legacy_accepts(fn, registry) if api is None else None
+                if legacy is not None:
+                    info["params"] = legacy[0]
+                    if legacy[1] is not None:
+                        info["fields"] = legacy[1]
+                        info["fields_param"] = legacy[2]
                 if isinstance(api, ast.Call):
                     if name_of(api) == "filterable_api_method":
                         item = next((k.value for k in api.keywords if k.arg == "item"), None)

@@ -45,7 +45,10 @@ func (s *Service) targetArg(verb string) dialect {
 }
 
 func (s *Service) registerTarget(r *middleware.Registry) {
-	del := []string{"id", "force", "delete_extents"}
+	del := []string{"id", "force"}
+	if s.v.AtLeast(25, 4, 0) { // 24.10's delete takes no delete_extents
+		del = append(del, "delete_extents")
+	}
 	s.addCRUD(r, crud{
 		ns: nsTarget, verbose: "iSCSITarget",
 		create: s.targetCreate, createParams: []string{"iscsi_target_create"},
@@ -242,7 +245,11 @@ func (s *Service) targetValidate(data middleware.Row, schema string, self int) e
 }
 
 func (s *Service) targetDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
-	if err := argCount(params, 3); err != nil {
+	n := 3
+	if !s.v.AtLeast(25, 4, 0) {
+		n = 2
+	}
+	if err := argCount(params, n); err != nil {
 		return nil, err
 	}
 	d := s.targetArg("delete")

@@ -97,10 +97,6 @@ func (s *service) registerDataset() {
 	add("delete", false, []string{"id", "options"}, s.datasetDelete)
 	add("promote", false, []string{"id"}, s.datasetPromote)
 	if !s.v.AtLeast(26, 0, 0) {
-		params := []string{"args"}
-		if s.v.AtLeast(25, 4, 0) {
-			params = []string{"name", "snapshots"}
-		}
-		add("destroy_snapshots", true, params, s.datasetDestroySnapshots)
+		add("destroy_snapshots", true, []string{"name", "snapshots"}, s.datasetDestroySnapshots)
 	}
 }
