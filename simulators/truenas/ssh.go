@@ -97,7 +97,7 @@ func (s *Server) scstSysfs() map[string]string {
 	if !running {
 		return nil
 	}
-	out := map[string]string{scstRoot + "/version": "3.7.0\n", scstRoot + "/devices/": ""}
+	out := map[string]string{scstRoot + "/devices/": ""}
 	m, ok := s.reg.Lookup("iscsi.extent.query")
 	if !ok {
 		return out
