@@ -87,3 +87,18 @@ chart-test: ## helm lint, golden renders, schema checks and strict API decoding 
 	$(GO) test -count=1 ./deploy/charts/...
 	cd deploy/charts/validate && $(GO) test -count=1 ./...
 	cd deploy/labsidecars && $(GO) test -count=1 ./...
+
+# --- TrueNAS simulator census (issue 15) ---
+# The tags each simulated release's digest is derived from; MIDDLEWARE is a
+# clone of github.com/truenas/middleware with its tags (cloned into
+# .cache/truenas-middleware when absent; needs the network).
+MIDDLEWARE ?= .cache/truenas-middleware
+TRUENAS_CENSUS := 24.10:TS-24.10.2:- 25.04:TS-25.04.2:v25_04_2 25.10:TS-25.10.1:v25_10_1 26.04:TS-26.0.0-BETA.3:v26_0_0
+.PHONY: truenas-census
+truenas-census: ## refresh simulators/truenas/census/*.json from the middleware's source at each release tag (MIDDLEWARE=<clone>)
+	@test -d $(MIDDLEWARE)/.git || test -f $(MIDDLEWARE)/HEAD || git clone --quiet https://github.com/truenas/middleware $(MIDDLEWARE)
+	@for spec in $(TRUENAS_CENSUS); do IFS=: read -r rel tag api <<< "$$spec"; \
+		echo "census $$rel <- $$tag ($$api)"; \
+		python3 simulators/truenas/census/gen_census.py $(MIDDLEWARE) $$tag $$api > simulators/truenas/census/$$rel.json || exit 1; \
+	done
+	$(GO) test ./simulators/truenas/ -run 'TestCensus' -count=1

@@ -135,22 +135,41 @@ func Start(o Options) (*Host, error) {
 	return h, nil
 }
 
-// prepare makes the host look like a configured TrueNAS: an NVMe-oF TCP
-// port on releases that have NVMe-oF (the simulator mounts pools under
-// /mnt itself).
+// prepare makes the host look like a TrueNAS its admin has configured for
+// CSI, as a real one has to be: iSCSI portal 1 on every address and
+// initiator group 1 admitting every initiator (a fresh TrueNAS has
+// neither; the configs of DriverConfig name both), and an NVMe-oF TCP port
+// on releases that have NVMe-oF (the simulator mounts pools under /mnt
+// itself). A host restarted on its state finds them there already.
 func (h *Host) prepare() error {
+	if err := h.ensure("iscsi.portal", map[string]any{"listen": []any{map[string]any{"ip": "0.0.0.0"}},
+		"comment": "switchyard-lab"}); err != nil {
+		return err
+	}
+	if err := h.ensure("iscsi.initiator", map[string]any{"comment": "switchyard-lab: every initiator"}); err != nil {
+		return err
+	}
+	// and the services that serve them, started and enabled
+	for _, svc := range []string{"nfs", "cifs", "iscsitarget", "nvmet"} {
+		h.Server.SetServiceRunning(svc) // a release without the service ignores it
+	}
 	if !h.Version.AtLeast(25, 10, 0) {
 		return nil
 	}
-	var ports []map[string]any
-	if err := h.call("nvmet.port.query", &ports); err != nil {
+	return h.ensure("nvmet.port", map[string]any{"addr_trtype": "TCP",
+		"addr_traddr": "127.0.0.1", "addr_trsvcid": 4420})
+}
+
+// ensure creates one object in namespace ns unless it has some already.
+func (h *Host) ensure(ns string, create map[string]any) error {
+	var rows []map[string]any
+	if err := h.call(ns+".query", &rows); err != nil {
 		return err
 	}
-	if len(ports) > 0 {
+	if len(rows) > 0 {
 		return nil
 	}
-	return h.call("nvmet.port.create", nil, map[string]any{"addr_trtype": "TCP",
-		"addr_traddr": "127.0.0.1", "addr_trsvcid": 4420})
+	return h.call(ns+".create", nil, create)
 }
 
 // call runs a method in-process, as root (lab set-up and inspection).

@@ -45,7 +45,8 @@ func (s *Server) call(g *generation, ss *session, method string, params []json.R
 func (s *Server) invoke(g *generation, ss *session, method string, params []json.RawMessage, user, cred string) (any, error) {
 	m, ok := s.reg.Lookup(method)
 	if !ok {
-		return nil, &noMethodError{method: method}
+		svc, _, _ := cutLast(method, ".")
+		return nil, &noMethodError{method: method, knownService: s.reg.HasNamespace(svc) || s.census != nil && s.census.HasService(svc)}
 	}
 	if user == "" && !noAuthMethods[method] {
 		return nil, errNotAuthenticated
@@ -64,6 +65,11 @@ func (s *Server) invoke(g *generation, ss *session, method string, params []json
 	}
 	ctx := context.WithValue(g.ctx, sessionKey{}, ss)
 	if m.Job {
+		if m.Validate != nil {
+			if err := m.Validate(params); err != nil {
+				return nil, err
+			}
+		}
 		j := s.jobs.submit(ctx, m, params, user, cred)
 		if ss.transport != transportWebSocket || ss.jobsAsIDs() {
 			return j.id, nil

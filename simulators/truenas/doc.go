@@ -38,6 +38,16 @@
 // core.job_wait, core.job_abort); a job call answers its job id unless the
 // connection chose core.set_options({"legacy_jobs": false}) (25.10+).
 //
+// What each release has comes from the middleware's own source: package
+// census holds, per release, the public methods with their job flags,
+// parameter names and API model fields, derived at a release tag by
+// census/gen_census.py (make truenas-census). The census tests hold every
+// served method against it; a method the release has but the simulator
+// does not serve answers as the middleware answers an unknown one. A fresh
+// system is a fresh TrueNAS: no iSCSI portal, initiator group or NVMe-oF
+// port, the services of its services table stopped (lab/truenashost sets
+// them up as an admin does).
+//
 // Tests drive failures through Faults (latency, error rates, dropped
 // connections), Restart (every connection and in-flight call dropped, state
 // kept) and ExpireSessions, and inspect Calls and Stats.

@@ -14,10 +14,49 @@ var (
 	errInjected         = &middleware.CallError{Errno: middleware.EFAULT, Message: "injected fault"}
 )
 
-// noMethodError is a call of a method the simulated release does not have.
-type noMethodError struct{ method string }
+// noMethodError is a call of a method the simulated release does not have
+// (or the simulator does not serve). Its text is the middleware's method
+// lookup's (utils/service/call.py), which the legacy protocol and REST
+// show: "Invalid method name" (EBADMSG) without a dot, "Service 'x' not
+// found" for a service the release lacks, "Method 'm' not found in 'x'"
+// otherwise. JSON-RPC answers -32601 "Method does not exist" before that.
+type noMethodError struct {
+	method       string
+	knownService bool
+}
 
-func (e *noMethodError) Error() string { return fmt.Sprintf("Method %q not found", e.method) }
+func (e *noMethodError) Error() string {
+	svc, name, ok := cutLast(e.method, ".")
+	switch {
+	case !ok:
+		return "Invalid method name"
+	case !e.knownService:
+		return "Service " + pyQuote(svc) + " not found"
+	}
+	return "Method " + pyQuote(name) + " not found in " + pyQuote(svc)
+}
+
+func (e *noMethodError) errno() int {
+	if !strings.Contains(e.method, ".") {
+		return middleware.EBADMSG
+	}
+	return errnoENOMETHOD
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
+// pyQuote is Python's repr() of a plain str.
+func pyQuote(s string) string {
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		return `"` + s + `"`
+	}
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
 
 // panicError is a handler that panicked: a simulator bug, reported to the
 // client as an internal error with the Go stack.
@@ -61,7 +100,7 @@ func classify(err error) classified {
 	case errors.As(err, &ce):
 		return classified{kind: kindCall, call: ce, err: err}
 	case errors.As(err, &nm):
-		return classified{kind: kindNoMethod, call: &middleware.CallError{Errno: errnoENOMETHOD, Message: nm.Error()}, err: err}
+		return classified{kind: kindNoMethod, call: &middleware.CallError{Errno: nm.errno(), Message: nm.Error()}, err: err}
 	}
 	return classified{kind: kindInternal, err: err}
 }

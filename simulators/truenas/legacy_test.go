@@ -168,7 +168,9 @@ func TestLegacyProtocol(t *testing.T) {
 		reason       string
 	}{
 		{"before login", "system.info", false, 207, "ENOTAUTHENTICATED", nil, "[ENOTAUTHENTICATED] Not authenticated"},
-		{"unknown method", "no.such", true, 201, "ENOMETHOD", nil, `[ENOMETHOD] Method "no.such" not found`},
+		{"unknown method", "no.such", true, 201, "ENOMETHOD", nil, `[ENOMETHOD] Service 'no' not found`},
+		{"unknown method of a known service", "pool.dataset.nothing", true, 201, "ENOMETHOD", nil, `[ENOMETHOD] Method 'nothing' not found in 'pool.dataset'`},
+		{"method name without a dot", "nodot", true, 74, "EBADMSG", nil, `[EBADMSG] Invalid method name`},
 		{"CallError", "test.callerror", true, 2, "ENOENT", nil, "[ENOENT] gone"},
 		{"validation", "test.invalid", true, 11, "EAGAIN", "VALIDATION", "[EINVAL] test.x: bad\n[EEXIST] test.y: worse\n"},
 		{"instance not found", "test.notfound", true, 2, "ENOENT", "VALIDATION", "[ENOENT] None: Thing 1 does not exist"},

@@ -31,7 +31,9 @@ func (s *Server) registerAuth() {
 			}
 			return s.loginKey(sessionOf(c.Ctx), "root", key), nil
 		}})
-	s.reg.Add(middleware.Method{Name: "auth.login_ex", Params: []string{"login_data"}, Handler: s.loginEx})
+	if s.version.AtLeast(25, 4, 0) { // 24.10 has no auth.login_ex
+		s.reg.Add(middleware.Method{Name: "auth.login_ex", Params: []string{"login_data"}, Handler: s.loginEx})
+	}
 	s.reg.Add(middleware.Method{Name: "auth.logout", Handler: func(c *middleware.Call, _ []json.RawMessage) (any, error) {
 		sessionOf(c.Ctx).logout()
 		return true, nil

@@ -41,25 +41,28 @@ func (s *Server) registerCore() {
 			return nil, nil
 		}})
 	s.reg.Add(middleware.Method{Name: "core.get_methods", Params: []string{"service", "target"}, Handler: s.getMethods})
-	s.reg.Add(middleware.Method{Name: "core.subscribe", Params: []string{"event"},
-		Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
-			var name string
-			if err := decodeParams(p, "core_subscribe", []string{"event"}, &name); err != nil {
-				return nil, err
-			}
-			ident := newIdent()
-			sessionOf(c.Ctx).subscribe(ident, name)
-			return ident, nil
-		}})
-	s.reg.Add(middleware.Method{Name: "core.unsubscribe", Params: []string{"id"},
-		Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
-			var ident string
-			if err := decodeParams(p, "core_unsubscribe", []string{"id"}, &ident); err != nil {
-				return nil, err
-			}
-			sessionOf(c.Ctx).unsubscribe(ident)
-			return nil, nil
-		}})
+	// 24.10 subscribes with the legacy protocol's "sub" messages only.
+	if s.version.AtLeast(25, 4, 0) {
+		s.reg.Add(middleware.Method{Name: "core.subscribe", Params: []string{"event"},
+			Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
+				var name string
+				if err := decodeParams(p, "core_subscribe", []string{"event"}, &name); err != nil {
+					return nil, err
+				}
+				ident := newIdent()
+				sessionOf(c.Ctx).subscribe(ident, name)
+				return ident, nil
+			}})
+		s.reg.Add(middleware.Method{Name: "core.unsubscribe", Params: []string{"id_"},
+			Handler: func(c *middleware.Call, p []json.RawMessage) (any, error) {
+				var ident string
+				if err := decodeParams(p, "core_unsubscribe", []string{"id"}, &ident); err != nil {
+					return nil, err
+				}
+				sessionOf(c.Ctx).unsubscribe(ident)
+				return nil, nil
+			}})
+	}
 	if s.version.AtLeast(25, 10, 0) {
 		s.reg.Add(middleware.Method{Name: "core.set_options", Params: []string{"options"}, Handler: setOptions})
 	}
@@ -126,7 +129,7 @@ func (s *Server) getMethods(_ *middleware.Call, p []json.RawMessage) (any, error
 // isFilterable: a query-style method (filters, options), which REST
 // serves on GET with filters from the query string.
 func isFilterable(m *middleware.Method) bool {
-	return strings.HasSuffix(m.Name, ".query") || len(m.Params) > 0 && (m.Params[0] == "filters" || m.Params[0] == "query-filters")
+	return strings.HasSuffix(m.Name, ".query") || len(m.Params) > 0 && (m.Params[0] == "filters" || m.Params[0] == "query-filters" || m.Params[0] == "query_filters")
 }
 
 func newIdent() string {

@@ -54,10 +54,11 @@ func (s *Server) registerSystem() {
 }
 
 // registerBuiltins adds the methods the server itself implements.
-func (s *Server) registerBuiltins() {
+func (s *Server) registerBuiltins() error {
 	s.registerCore()
 	s.registerAuth()
 	s.registerSystem()
+	return s.registerServiceMethods()
 }
 
 // loadHostID keeps system.host_id stable across restarts.

@@ -22,6 +22,14 @@ func mountUnderMnt(m *zfsmodel.Model) error {
 		if err := m.SetProperty(p.Name, "mountpoint", "/mnt/"+p.Name); err != nil {
 			return fmt.Errorf("truenas: pool %s: mountpoint: %w", p.Name, err)
 		}
+		// What pool.create sets on a new pool's root dataset
+		// (plugins/pool_/pool.py): POSIX ACLs, which every dataset
+		// inherits unless its share_type says otherwise.
+		for _, kv := range [][2]string{{"acltype", "posix"}, {"aclmode", "discard"}} {
+			if err := m.SetProperty(p.Name, kv[0], kv[1]); err != nil {
+				return fmt.Errorf("truenas: pool %s: %s: %w", p.Name, kv[0], err)
+			}
+		}
 	}
 	return nil
 }

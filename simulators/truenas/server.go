@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/switchyard-csi/switchyard/simulators/selfsigned"
+	"github.com/switchyard-csi/switchyard/simulators/truenas/census"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
@@ -35,7 +36,13 @@ type Server struct {
 	rec      recorder
 	stats    counters
 	hostID   string
-	certs    selfsigned.Store
+	// svcState is the service.* table (methods_service.go).
+	svcState *serviceState
+	// census is what the release really has (nil for a release without
+	// a digest): an unknown method's error names its service as known
+	// when the release has it.
+	census *census.Census
+	certs  selfsigned.Store
 
 	authEpoch atomic.Uint64 // bumped by ExpireSessions
 
@@ -88,11 +95,16 @@ func New(o Options) (*Server, error) {
 		_ = s.closeModel()
 		return nil, err
 	}
-	s.registerBuiltins()
+	s.census, _ = census.Load(s.version.Release())
+	if err := s.registerBuiltins(); err != nil {
+		_ = s.closeModel()
+		return nil, err
+	}
 	if err := s.registerServices(); err != nil {
 		_ = s.closeModel()
 		return nil, err
 	}
+	s.alignParams()
 	if o.TLS {
 		if _, err := s.certs.Get(); err != nil {
 			_ = s.closeModel()

@@ -1,10 +1,14 @@
 package truenas
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
 
@@ -34,6 +38,11 @@ func (s *Server) StartSSH(addr string, users map[string]zfsssh.User) (string, er
 		// any owner's Apply follows every resized zvol.
 		Kernel:      s.opts.Kernel,
 		KernelOwner: "truenas-" + s.opts.Hostname + "-ssh",
+		// SCALE serves iSCSI with SCST: while the iSCSI service runs, each
+		// enabled extent is a device in its sysfs, where drivers write
+		// resync_size after growing a zvol.
+		DynamicRoot: scstRoot,
+		Dynamic:     s.scstSysfs,
 	})
 	if err != nil {
 		return "", fmt.Errorf("truenas: SSH endpoint: %w", err)
@@ -44,6 +53,7 @@ func (s *Server) StartSSH(addr string, users map[string]zfsssh.User) (string, er
 		return "", fmt.Errorf("truenas: SSH endpoint: %w", err)
 	}
 	s.ssh = append(s.ssh, srv)
+	s.SetServiceRunning("ssh") // an SSH endpoint means the admin started sshd
 	return a.String(), nil
 }
 
@@ -68,4 +78,48 @@ func (s *Server) SSHFaults() *zfsssh.Faults {
 		return nil
 	}
 	return s.ssh[0].Faults()
+}
+
+// scstRoot is SCST's sysfs tree.
+const scstRoot = "/sys/kernel/scst_tgt"
+
+// scstSysfs lists the SCST sysfs files of the enabled iSCSI extents while
+// the iscsitarget service runs (the module is loaded then), named as
+// scst.conf names devices: dots become underscores, slashes dashes.
+func (s *Server) scstSysfs() map[string]string {
+	st := s.svcState
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	running := st.Running["iscsitarget"]
+	st.mu.Unlock()
+	if !running {
+		return nil
+	}
+	out := map[string]string{scstRoot + "/devices/": ""}
+	m, ok := s.reg.Lookup("iscsi.extent.query")
+	if !ok {
+		return out
+	}
+	res, err := m.Handler(&middleware.Call{Ctx: context.Background(), Version: s.version, User: "root", Progress: func(float64, string) {}}, nil)
+	if err != nil {
+		return out
+	}
+	raw, _ := json.Marshal(res)
+	var extents []struct {
+		Name    string `json:"name"`
+		Path    string `json:"path"`
+		Enabled bool   `json:"enabled"`
+	}
+	_ = json.Unmarshal(raw, &extents)
+	for _, e := range extents {
+		if !e.Enabled {
+			continue
+		}
+		dev := scstRoot + "/devices/" + strings.NewReplacer(".", "_", "/", "-").Replace(e.Name)
+		out[dev+"/resync_size"] = ""
+		out[dev+"/filename"] = "/dev/" + e.Path + "\n"
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"sort"
 	"strings"
 	"time"
 )
@@ -79,12 +80,15 @@ func lookupProgram(name string) program {
 	case "nvmetcli":
 		return nvmetcliCmd
 	}
-	return nil
+	return coreutils[name]
 }
 
 func programNames() []string {
-	return []string{"[", "bash", "cat", "chmod", "chown", "chroot", "echo", "false", "id", "mkdir", "nfs4_setfacl", "nvmetcli",
+	names := []string{"[", "bash", "cat", "chmod", "chown", "chroot", "echo", "false", "id", "mkdir", "nfs4_setfacl", "nvmetcli",
 		"setfacl", "sh", "sleep", "sudo", "targetcli", "test", "touch", "true", "uname", "whoami", "zfs", "zpool"}
+	names = append(names, coreutilNames()...)
+	sort.Strings(names)
+	return names
 }
 
 // DefaultPaths is the program table of a Debian 12 ZFS host with
@@ -104,6 +108,9 @@ func DefaultPaths() map[string]string {
 	add("sh", "/bin/sh", "/usr/bin/sh", "/bin/dash", "/usr/bin/dash")
 	for _, name := range []string{"sudo", "targetcli", "bash", "echo", "cat", "true", "false", "uname", "whoami", "id",
 		"test", "[", "chmod", "chown", "touch", "mkdir", "sleep", "setfacl", "nfs4_setfacl"} {
+		add(name, "/usr/bin/"+name, "/bin/"+name)
+	}
+	for _, name := range coreutilNames() {
 		add(name, "/usr/bin/"+name, "/bin/"+name)
 	}
 	return m
@@ -134,6 +141,7 @@ func (s *Server) resolve(name string) (prog, file string, ok bool) {
 
 // runProgram applies the faults for name, then runs it.
 func (s *Server) runProgram(p *proc, name string, argv []string) int {
+	s.syncDynamic()
 	if st, failed := s.applyFaults(p, name); failed {
 		return st
 	}

@@ -62,6 +62,14 @@ type Options struct {
 	// Files seeds in-memory files (path -> content), e.g. the marker
 	// /var/run/nvmet-config-loaded that drivers test for.
 	Files map[string]string
+	// Dynamic, when set, is asked before every program runs for the
+	// in-memory files that exist below DynamicRoot now (path -> initial
+	// content): a tree that follows state kept elsewhere, such as the
+	// SCST sysfs of a TrueNAS, whose devices are its iSCSI extents. A
+	// file that stays keeps what was written to it; a path ending in "/"
+	// is a directory.
+	DynamicRoot string
+	Dynamic     func() map[string]string
 	// NVMetPorts are the nvmet ports that exist when the state has none
 	// (configured ports normally pre-exist on a host).
 	NVMetPorts []NVMetPort
@@ -93,7 +101,10 @@ type Server struct {
 	paths    map[string]string
 	maxSess  int
 	hostname string
-	uname    Uname
+
+	dynamicRoot string
+	dynamic     func() map[string]string
+	uname       Uname
 
 	fs          *vfs
 	kernel      *kernel.Reconciler
@@ -134,8 +145,11 @@ func New(o Options) (*Server, error) {
 		paths:    o.Paths,
 		maxSess:  o.MaxSessions,
 		hostname: o.Hostname,
-		uname:    o.Uname,
-		faults:   newFaults(o.FaultSeed),
+
+		dynamicRoot: o.DynamicRoot,
+		dynamic:     o.Dynamic,
+		uname:       o.Uname,
+		faults:      newFaults(o.FaultSeed),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

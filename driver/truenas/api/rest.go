@@ -29,6 +29,13 @@ func (r *restTransport) call(ctx context.Context, method string, params []any) (
 	if err != nil {
 		return nil, r.c.fail(ErrUnsupported, "%v", err)
 	}
+	// 24.10's iscsi.target.delete takes (id, force) only, and its REST
+	// layer reads the body of a one-parameter method as that parameter:
+	// force goes bare there, not keyed as 25.04+ (id, force, delete_extents)
+	// wants it.
+	if v, known := r.c.cachedVersion(); method == "iscsi.target.delete" && len(params) == 2 && known && !v.AtLeast(25, 4, 0) {
+		req.Body = params[1]
+	}
 	if err := r.c.acquire(ctx, method); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ const (
 	EFAULT    = 14
 	EPERM     = 1
 	EACCES    = 13
+	EBADMSG   = 74
 )
 
 // CallError is the middleware's CallError: a method refused or failed.
@@ -104,6 +105,8 @@ func errnoName(n int) string {
 		return "EPERM"
 	case EACCES:
 		return "EACCES"
+	case EBADMSG:
+		return "EBADMSG"
 	}
 	return fmt.Sprintf("E%d", n)
 }

@@ -36,6 +36,11 @@ type Method struct {
 	// names, as middlewared's restful.py maps it.
 	Params  []string
 	Handler Handler
+	// Validate, when set, checks the arguments before a job is created:
+	// the middleware validates a job method's arguments against its API
+	// model first and answers a bad call with a validation error, not a
+	// job id. Handler still runs every check when Validate passes.
+	Validate func(params []json.RawMessage) error
 }
 
 // Registry is the set of methods a simulated version has. Services add

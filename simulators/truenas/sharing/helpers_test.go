@@ -126,6 +126,19 @@ func (e *env) list(method string, params ...any) []map[string]any {
 	return out
 }
 
+// configureISCSI does what an admin does on a fresh TrueNAS before an
+// iSCSI client can make targets (a fresh system has neither): portal 1 on
+// every address and initiator group 1 admitting every initiator.
+func (e *env) configureISCSI() {
+	e.t.Helper()
+	if p := e.must("iscsi.portal.create", map[string]any{"listen": []any{map[string]any{"ip": "0.0.0.0"}}}); id(p) != 1 {
+		e.t.Fatalf("first portal of a fresh system: %v", p)
+	}
+	if ig := e.must("iscsi.initiator.create", map[string]any{}); id(ig) != 1 {
+		e.t.Fatalf("first initiator group of a fresh system: %v", ig)
+	}
+}
+
 func id(o map[string]any) int { return int(o["id"].(float64)) }
 
 // wantInvalid asserts err is a ValidationErrors with an entry on attr

@@ -51,6 +51,8 @@ func (s *Service) datasetDeleted(c *middleware.Call, ds string) error {
 		delete(s.inUse, strOf(t["name"]))
 	}
 
+	// the snapshot tasks' attachment delegate: tasks on the dataset or below
+	drop(nsSnapTask, func(r middleware.Row) bool { return under(strOf(r["dataset"]), ds) })
 	if s.nvmet() {
 		drop(nsNamespace, func(r middleware.Row) bool { return onDataset(strOf(r["device_path"])) })
 	}

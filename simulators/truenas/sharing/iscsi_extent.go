@@ -15,7 +15,9 @@ import (
 // iscsi.extent (plugins/iscsi_/extents.py): the LUN backends, a zvol
 // ("DISK", disk "zvol/<dataset>") or a file inside a dataset ("FILE").
 
-func (s *Service) extentFields(create bool) []field {
+// extentFields are the same on create and update (defaults apply on
+// create only, in decode).
+func (s *Service) extentFields() []field {
 	name := field{name: "name", kind: kStr, required: true, maxLen: 64}
 	size := field{name: "filesize", kind: kInt, def: 0}
 	if s.v.AtLeast(25, 4, 0) {
@@ -41,8 +43,8 @@ func (s *Service) extentFields(create bool) []field {
 		{name: "ro", kind: kBool, def: false},
 		{name: "enabled", kind: kBool, def: true},
 	}
-	if create && s.v.AtLeast(25, 10, 0) {
-		f = append(f, field{name: "defer", kind: kBool})
+	if s.v.AtLeast(25, 10, 0) {
+		f = append(f, field{name: "product_id", kind: kStr, null: true, minLen: 1, maxLen: 16})
 	}
 	return f
 }
@@ -53,12 +55,9 @@ func (s *Service) extentArg(verb string) dialect {
 
 func (s *Service) registerExtent(r *middleware.Registry) {
 	del := []string{"id", "remove", "force"}
-	if s.v.AtLeast(25, 10, 0) {
-		del = append(del, "defer")
-	}
 	s.addCRUD(r, crud{
 		ns: nsExtent, verbose: "iSCSITargetExtent",
-		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return extentView(row) },
+		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return s.extentView(row) },
 		create: s.extentCreate, createParams: []string{"iscsi_extent_create"},
 		update: s.extentUpdate, updateParams: []string{"id", "iscsi_extent_update"},
 		del: s.extentDelete, delParams: del,
@@ -72,13 +71,14 @@ func (s *Service) registerExtent(r *middleware.Registry) {
 }
 
 // extentView: the stored path of a DISK extent is also its disk.
-func extentView(r middleware.Row) middleware.Row {
+func (s *Service) extentView(r middleware.Row) middleware.Row {
 	if strOf(r["type"]) == "DISK" {
 		r["disk"] = r["path"]
 	} else {
 		r["disk"] = nil
 	}
 	r["locked"] = false
+	s.pathFields(r, strOf(r["path"]), strOf(r["type"]) == "FILE")
 	return r
 }
 
@@ -109,11 +109,10 @@ func (s *Service) extentCreate(c *middleware.Call, params []json.RawMessage) (an
 	if err := argCount(params, 1); err != nil {
 		return nil, err
 	}
-	data, err := objArg(s.extentArg("create"), params, 0, s.extentFields(true), true)
+	data, err := objArg(s.extentArg("create"), params, 0, s.extentFields(), true)
 	if err != nil {
 		return nil, err
 	}
-	delete(data, "defer")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if strOf(data["serial"]) == "" {
@@ -132,7 +131,7 @@ func (s *Service) extentCreate(c *middleware.Call, params []json.RawMessage) (an
 		return nil, err
 	}
 	s.log.Info("iSCSI extent created", "id", row["id"], "name", row["name"], "path", row["path"])
-	return extentView(row), nil
+	return s.extentView(row), nil
 }
 
 func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
@@ -144,7 +143,7 @@ func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	data, err := objArg(d, params, 1, s.extentFields(false), false)
+	data, err := objArg(d, params, 1, s.extentFields(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +153,7 @@ func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	old = extentView(old)
+	old = s.extentView(old)
 	delete(old, "locked")
 	updated := clone(old)
 	for k, v := range data {
@@ -173,15 +172,11 @@ func (s *Service) extentUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	return extentView(row), nil
+	return s.extentView(row), nil
 }
 
 func (s *Service) extentDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
-	n := 3
-	if s.v.AtLeast(25, 10, 0) {
-		n = 4
-	}
-	if err := argCount(params, n); err != nil {
+	if err := argCount(params, 3); err != nil {
 		return nil, err
 	}
 	d := s.extentArg("delete")

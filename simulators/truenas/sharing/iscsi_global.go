@@ -39,8 +39,11 @@ func (s *Service) iscsiGlobalDefaults() middleware.Row {
 		"pool_avail_threshold": nil,
 		"alua":                 false,
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		r["iser"] = false
+	}
+	if s.v.AtLeast(26, 0, 0) {
+		r["direct_config"], r["mode"] = nil, 0
 	}
 	return normalize(r)
 }
@@ -53,8 +56,12 @@ func (s *Service) iscsiGlobalFields() []field {
 		{name: "pool_avail_threshold", kind: kInt, null: true, min: intp(1), max: intp(99)},
 		{name: "alua", kind: kBool},
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		f = append(f, field{name: "iser", kind: kBool})
+	}
+	if s.v.AtLeast(26, 0, 0) {
+		f = append(f, field{name: "direct_config", kind: kBool, null: true},
+			field{name: "mode", kind: kInt, min: intp(0), max: intp(1)})
 	}
 	return f
 }
@@ -89,8 +96,11 @@ func addConst(r *middleware.Registry, name string, v any) {
 
 // addEmptyQuery registers a filterable method with nothing to list, such
 // as the session lists of a target nobody is logged in to.
-func addEmptyQuery(r *middleware.Registry, name string) {
-	r.Add(middleware.Method{Name: name, Params: []string{"filters", "options"}, Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
+func addEmptyQuery(r *middleware.Registry, name string, params ...string) {
+	if params == nil {
+		params = []string{"filters", "options"}
+	}
+	r.Add(middleware.Method{Name: name, Params: params, Handler: func(c *middleware.Call, params []json.RawMessage) (any, error) {
 		if err := argCount(params, 2); err != nil {
 			return nil, err
 		}
@@ -106,7 +116,11 @@ func (s *Service) registerISCSIGlobal(r *middleware.Registry) {
 	s.addConfig(r, nsISCSIGlobal, s.iscsiGlobalUpdate, "iscsi_update")
 	addConst(r, "iscsi.global.alua_enabled", false)
 	addConst(r, "iscsi.global.client_count", 0)
-	addEmptyQuery(r, "iscsi.global.sessions")
+	sessions := []string{"filters", "options"}
+	if s.v.AtLeast(25, 4, 0) && !s.v.AtLeast(26, 0, 0) { // the 25.04/25.10 models' argument names
+		sessions = []string{"query_filters", "query_options"}
+	}
+	addEmptyQuery(r, "iscsi.global.sessions", sessions...)
 }
 
 var reIPPort = regexp.MustCompile(`^(.+?)(:[0-9]+)?$`)

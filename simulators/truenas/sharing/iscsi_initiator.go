@@ -64,10 +64,16 @@ func (s *Service) registerInitiator(r *middleware.Registry) {
 			if err != nil {
 				return nil, err
 			}
-			data, err := objArg(arg("update"), params, 1, fields, false)
+			upd := fields
+			if s.v.AtLeast(25, 4, 0) {
+				// the update model derives from the entry, id included
+				upd = append(append([]field{}, fields...), field{name: "id", kind: kInt})
+			}
+			data, err := objArg(arg("update"), params, 1, upd, false)
 			if err != nil {
 				return nil, err
 			}
+			delete(data, "id")
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			old, err := s.instance(nsInitiator, "iSCSITargetAuthorizedInitiator", id)

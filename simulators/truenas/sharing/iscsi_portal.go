@@ -10,17 +10,6 @@ import (
 
 // iscsi.portal (plugins/iscsi_/portal.py): the addresses targets listen on.
 
-// portalDefault is the portal a configured system has: every address,
-// tag 1. (25.04 moved discovery auth from portals to iscsi.auth.)
-func (s *Service) portalDefault() middleware.Row {
-	r := middleware.Row{"id": 1, "tag": 1, "comment": "", "listen": []any{map[string]any{"ip": "0.0.0.0"}}}
-	if !s.v.AtLeast(25, 4, 0) {
-		r["discovery_authmethod"] = "NONE"
-		r["discovery_authgroup"] = nil
-	}
-	return normalize(r)
-}
-
 func (s *Service) portalFields() []field {
 	nonEmpty := 0
 	if s.v.AtLeast(25, 4, 0) {

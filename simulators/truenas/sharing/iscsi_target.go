@@ -12,7 +12,9 @@ import (
 
 var reTargetName = regexp.MustCompile(`^[-a-z0-9\.:]+$`)
 
-func (s *Service) targetFields(create bool) []field {
+// targetFields are the same on create and update (defaults apply on
+// create only, in decode).
+func (s *Service) targetFields() []field {
 	pyd := s.v.AtLeast(25, 4, 0)
 	name := field{name: "name", kind: kStr, required: true}
 	if pyd {
@@ -30,13 +32,10 @@ func (s *Service) targetFields(create bool) []field {
 		}},
 		{name: "auth_networks", kind: kStrList, def: []any{}},
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		f = append(f, field{name: "iscsi_parameters", kind: kObj, null: true, sub: []field{
 			{name: "QueuedCommands", kind: kInt, null: true, enum: []any{32, 128}},
 		}})
-		if create {
-			f = append(f, field{name: "defer", kind: kBool})
-		}
 	}
 	return f
 }
@@ -46,9 +45,9 @@ func (s *Service) targetArg(verb string) dialect {
 }
 
 func (s *Service) registerTarget(r *middleware.Registry) {
-	del := []string{"id", "force", "delete_extents"}
-	if s.v.AtLeast(25, 10, 0) {
-		del = append(del, "defer")
+	del := []string{"id", "force"}
+	if s.v.AtLeast(25, 4, 0) { // 24.10's delete takes no delete_extents
+		del = append(del, "delete_extents")
 	}
 	s.addCRUD(r, crud{
 		ns: nsTarget, verbose: "iSCSITarget",
@@ -100,11 +99,10 @@ func (s *Service) targetCreate(c *middleware.Call, params []json.RawMessage) (an
 		return nil, err
 	}
 	d := s.targetArg("create")
-	data, err := objArg(d, params, 0, s.targetFields(true), true)
+	data, err := objArg(d, params, 0, s.targetFields(), true)
 	if err != nil {
 		return nil, err
 	}
-	delete(data, "defer") // an HA-only option: nothing to defer on one node
 	if err := s.targetNameFormat(d, data); err != nil {
 		return nil, err
 	}
@@ -116,7 +114,7 @@ func (s *Service) targetCreate(c *middleware.Call, params []json.RawMessage) (an
 	if s.v.AtLeast(25, 4, 0) {
 		data["rel_tgt_id"] = s.freeNumber(nsTarget, "rel_tgt_id", 1)
 	}
-	if s.v.AtLeast(25, 10, 0) {
+	if s.v.AtLeast(25, 4, 0) {
 		if _, ok := data["iscsi_parameters"]; !ok {
 			data["iscsi_parameters"] = nil
 		}
@@ -138,7 +136,7 @@ func (s *Service) targetUpdate(c *middleware.Call, params []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	data, err := objArg(d, params, 1, s.targetFields(false), false)
+	data, err := objArg(d, params, 1, s.targetFields(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +246,8 @@ func (s *Service) targetValidate(data middleware.Row, schema string, self int) e
 
 func (s *Service) targetDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
 	n := 3
-	if s.v.AtLeast(25, 10, 0) {
-		n = 4
+	if !s.v.AtLeast(25, 4, 0) {
+		n = 2
 	}
 	if err := argCount(params, n); err != nil {
 		return nil, err

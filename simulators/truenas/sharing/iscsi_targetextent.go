@@ -15,15 +15,17 @@ const lunMapSize = 16383
 
 func (s *Service) targetExtentFields(create bool) []field {
 	if !create {
-		return []field{{name: "target", kind: kInt}, {name: "lunid", kind: kInt}, {name: "extent", kind: kInt}}
+		f := []field{{name: "target", kind: kInt}, {name: "lunid", kind: kInt}, {name: "extent", kind: kInt}}
+		if s.v.AtLeast(25, 4, 0) {
+			// the update model derives from the entry, id included
+			f = append(f, field{name: "id", kind: kInt})
+		}
+		return f
 	}
 	f := []field{
 		{name: "target", kind: kInt, required: true},
 		{name: "lunid", kind: kInt, null: true},
 		{name: "extent", kind: kInt, required: true},
-	}
-	if s.v.AtLeast(25, 10, 0) {
-		f = append(f, field{name: "defer", kind: kBool})
 	}
 	return f
 }
@@ -49,7 +51,6 @@ func (s *Service) targetExtentCreate(c *middleware.Call, params []json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	delete(data, "defer")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.targetExtentValidate(data, "iscsi_targetextent_create", nil); err != nil {
@@ -76,6 +77,7 @@ func (s *Service) targetExtentUpdate(c *middleware.Call, params []json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	delete(data, "id")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, err := s.instance(nsTargetExt, "iSCSITargetToExtent", id)

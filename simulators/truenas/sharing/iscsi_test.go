@@ -15,12 +15,26 @@ func TestISCSIDefaults(t *testing.T) {
 			e := newEnv(t, version)
 			g := e.must("iscsi.global.config")
 			want := map[string]any{"id": 1.0, "basename": "iqn.2005-10.org.freenas.ctl", "isns_servers": []any{}, "listen_port": 3260.0, "pool_avail_threshold": nil, "alua": false}
-			if e.v.AtLeast(25, 10, 0) {
+			if e.v.AtLeast(25, 4, 0) {
 				want["iser"] = false
+			}
+			if e.v.AtLeast(26, 0, 0) {
+				want["direct_config"], want["mode"] = nil, 0.0
 			}
 			if !reflect.DeepEqual(g, want) {
 				t.Errorf("iscsi.global.config = %v", g)
 			}
+			// A fresh TrueNAS has no portal and no initiator group.
+			for _, ns := range []string{"iscsi.portal", "iscsi.initiator"} {
+				if rows := e.list(ns + ".query"); len(rows) != 0 {
+					t.Errorf("%s.query on a fresh system = %v, want []", ns, rows)
+				}
+			}
+			_, err := e.call("iscsi.portal.get_instance", 1)
+			if err == nil || err.Error() != "ISCSIPortal 1 does not exist" {
+				t.Errorf("portal 1 of a fresh system: %v", err)
+			}
+			e.configureISCSI()
 			portal := e.must("iscsi.portal.get_instance", 1)
 			if portal["tag"] != 1.0 || !reflect.DeepEqual(portal["listen"], []any{map[string]any{"ip": "0.0.0.0", "port": 3260.0}}) {
 				t.Errorf("portal 1 = %v", portal)
@@ -79,6 +93,7 @@ func TestISCSIValidation(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, c.version)
+			e.configureISCSI()
 			_, err := e.call(c.method, c.data)
 			wantInvalid(t, err, c.attr, c.msg)
 		})
@@ -87,6 +102,7 @@ func TestISCSIValidation(t *testing.T) {
 
 func TestISCSITargetLifecycle(t *testing.T) {
 	e := newEnv(t, "25.10")
+	e.configureISCSI()
 	tgt := e.must("iscsi.target.create", map[string]any{"name": "pvc-1", "groups": []any{map[string]any{"portal": 1, "initiator": 1}}})
 	wantGroups := []any{map[string]any{"portal": 1.0, "initiator": 1.0, "authmethod": "NONE", "auth": nil}}
 	if !reflect.DeepEqual(tgt["groups"], wantGroups) || tgt["mode"] != "ISCSI" || tgt["alias"] != nil || tgt["rel_tgt_id"] != 1.0 {
@@ -174,6 +190,7 @@ func TestISCSIFileExtent(t *testing.T) {
 
 func TestISCSIAuthAndPortal(t *testing.T) {
 	e := newEnv(t, "25.10")
+	e.configureISCSI()
 	auth := e.must("iscsi.auth.create", map[string]any{"tag": 3, "user": "u", "secret": "0123456789ab", "peeruser": "p", "peersecret": "0123456789abc"})
 	if auth["discovery_auth"] != "NONE" {
 		t.Errorf("auth %v", auth)

@@ -38,6 +38,7 @@ func kernelEnv(t *testing.T, version string) (*env, *kerneltest.Host) {
 	}
 	e.s = s
 	t.Cleanup(func() { s.Close() })
+	e.configureISCSI()
 	return e, kh
 }
 

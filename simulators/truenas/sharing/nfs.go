@@ -48,7 +48,7 @@ func (s *Service) nfsArg(verb string) dialect {
 func (s *Service) registerNFS(r *middleware.Registry) {
 	s.addCRUD(r, crud{
 		ns: nsNFS, verbose: "SharingNFS",
-		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return nfsView(row) },
+		view:   func(row middleware.Row, _ middleware.QueryOptions) middleware.Row { return s.nfsView(row) },
 		create: s.nfsCreate, createParams: []string{"data"},
 		update: s.nfsUpdate, updateParams: []string{"id", "data"},
 		del: s.nfsDelete, delParams: []string{"id"},
@@ -72,7 +72,7 @@ func (s *Service) nfsCreate(c *middleware.Call, params []json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return nfsView(row), nil
+	return s.nfsView(row), nil
 }
 
 func (s *Service) nfsUpdate(c *middleware.Call, params []json.RawMessage) (any, error) {
@@ -103,7 +103,7 @@ func (s *Service) nfsUpdate(c *middleware.Call, params []json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return nfsView(row), nil
+	return s.nfsView(row), nil
 }
 
 func (s *Service) nfsDelete(c *middleware.Call, params []json.RawMessage) (any, error) {
@@ -130,8 +130,12 @@ func (s *Service) nfsDelete(c *middleware.Call, params []json.RawMessage) (any, 
 	return true, nil
 }
 
-func nfsView(r middleware.Row) middleware.Row {
+func (s *Service) nfsView(r middleware.Row) middleware.Row {
 	r["locked"] = false
+	s.pathFields(r, strOf(r["path"]), true)
+	if s.v.AtLeast(26, 0, 0) {
+		r["tier"] = nil // a licensed feature: null on an unlicensed system
+	}
 	return r
 }
 

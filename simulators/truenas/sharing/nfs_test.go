@@ -22,6 +22,9 @@ func TestNFSCRUD(t *testing.T) {
 			if e.v.AtLeast(25, 4, 0) {
 				want["expose_snapshots"] = false
 			}
+			if e.v.AtLeast(26, 0, 0) { // derived from the path; tier is licensed
+				want["dataset"], want["relative_path"], want["tier"] = "tank/a", "", nil
+			}
 			if !reflect.DeepEqual(share, want) {
 				t.Fatalf("created\n%v\nwant\n%v", share, want)
 			}

@@ -24,13 +24,17 @@ func (s *Service) registerHost(r *middleware.Registry) {
 	s.nvCRUD(r, nvSpec{
 		ns: nsHost, verbose: "NVMetHost", obj: "host",
 		fields: func(create bool) []field {
-			return []field{
+			f := []field{
 				{name: "hostnqn", kind: kStr, required: create},
 				{name: "dhchap_key", kind: kStr, null: true, minLen: 1},
 				{name: "dhchap_ctrl_key", kind: kStr, null: true, minLen: 1},
 				{name: "dhchap_dhgroup", kind: kStr, null: true, enum: dhchapGroups},
 				{name: "dhchap_hash", kind: kStr, enum: dhchapHashes, def: "SHA-256"},
 			}
+			if s.v.AtLeast(26, 0, 0) {
+				f = append(f, field{name: "description", kind: kStr, def: ""})
+			}
+			return f
 		},
 		model: func(d dialect, data middleware.Row, create bool) error {
 			if nqn, ok := data["hostnqn"].(string); ok {

@@ -29,6 +29,7 @@ func (s *Service) registerNamespace(r *middleware.Registry) {
 		view: func(row middleware.Row, _ middleware.QueryOptions) middleware.Row {
 			row["subsys"] = s.subsysRef(intOf(row["subsys_id"]))
 			row["locked"] = false
+			s.pathFields(row, strOf(row["device_path"]), strOf(row["device_type"]) == "FILE")
 			return row
 		},
 		hidden:       []string{"subsys_id"},

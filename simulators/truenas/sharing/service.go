@@ -91,7 +91,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 		log = log.With("host", o.Hostname)
 	}
 	s := &Service{model: m, v: v, dir: o.StateDir, log: log.With("service", "sharing"), t: map[string]*table{}, inUse: map[string]bool{}}
-	names := []string{nsNFS, nsSMB, nsISCSIGlobal, nsPortal, nsInitiator, nsAuth, nsTarget, nsExtent, nsTargetExt}
+	names := []string{nsNFS, nsSMB, nsISCSIGlobal, nsPortal, nsInitiator, nsAuth, nsTarget, nsExtent, nsTargetExt, nsSnapTask}
 	if s.nvmet() {
 		names = append(names, nsNVMetGlobal, nsSubsys, nsNamespace, nsPort, nsPortSubsys, nsHost, nsHostSubsys)
 	}
@@ -112,6 +112,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 	s.registerNFS(r)
 	s.registerSMB(r)
 	s.registerISCSI(r)
+	s.registerSnapshotTask(r)
 	if s.nvmet() {
 		s.registerNVMet(r)
 	}
@@ -138,16 +139,15 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 // nvmet reports whether NVMe-oF (nvmet.*) exists in the simulated version.
 func (s *Service) nvmet() bool { return s.v.AtLeast(25, 10, 0) }
 
-// seed fills a new namespace with the objects a fresh system has.
+// seed fills a new namespace with the objects a fresh system has: only
+// the config singletons. A fresh TrueNAS has no iSCSI portal and no
+// initiator group (the admin creates them in the UI's wizard), so neither
+// does a fresh simulator.
 func (s *Service) seed(ns string) error {
 	t := s.t[ns]
 	switch ns {
 	case nsISCSIGlobal:
 		t.put(s.iscsiGlobalDefaults())
-	case nsPortal:
-		t.put(s.portalDefault())
-	case nsInitiator:
-		t.put(normalize(middleware.Row{"id": 1, "initiators": []any{}, "comment": ""}))
 	case nsNVMetGlobal:
 		t.put(nvmetGlobalDefaults())
 	default:

@@ -85,6 +85,7 @@ func TestIDReuse(t *testing.T) {
 
 func TestPersistence(t *testing.T) {
 	e := newEnv(t, "25.10")
+	e.configureISCSI()
 	e.must("sharing.nfs.create", map[string]any{"path": "/mnt/tank/a"})
 	e.must("sharing.smb.create", map[string]any{"name": "a", "path": "/mnt/tank/a"})
 	e.must("iscsi.global.update", map[string]any{"basename": "iqn.2000-01.test.sim"})

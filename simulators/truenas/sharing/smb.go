@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
@@ -38,7 +39,9 @@ func (s *Service) smbFields() []field {
 	if s.smbNew() {
 		return []field{
 			{name: "purpose", kind: kStr, enum: smbPurposes, def: "DEFAULT_SHARE"},
-			{name: "name", kind: kStr, required: true, minLen: 1, maxLen: 80},
+			// SmbShareName: its length and characters are checked by
+			// smbShareNameError (an AfterValidator), not by field limits.
+			{name: "name", kind: kStr, required: true},
 			{name: "path", kind: kStr, required: true, minLen: 1},
 			{name: "enabled", kind: kBool, def: true},
 			{name: "comment", kind: kStr, def: ""},
@@ -141,6 +144,10 @@ func (s *Service) registerSMB(r *middleware.Registry) {
 
 func (s *Service) smbView(r middleware.Row) middleware.Row {
 	r["locked"] = false
+	s.pathFields(r, strOf(r["path"]), strOf(r["path"]) != "EXTERNAL")
+	if s.v.AtLeast(26, 0, 0) {
+		r["tier"] = nil // a licensed feature: null on an unlicensed system
+	}
 	if !s.smbNew() {
 		r["path_local"] = r["path"]
 	}
@@ -157,6 +164,9 @@ func (s *Service) smbCreate(c *middleware.Call, params []json.RawMessage) (any, 
 		return nil, err
 	}
 	if s.smbNew() {
+		if err := smbModelChecks(d, data); err != nil {
+			return nil, err
+		}
 		if err := s.smbOptions(d, data, params[0], nil); err != nil {
 			return nil, err
 		}
@@ -196,6 +206,9 @@ func (s *Service) smbUpdate(c *middleware.Call, params []json.RawMessage) (any, 
 		return nil, err
 	}
 	if s.smbNew() {
+		if err := smbModelChecks(d, data); err != nil {
+			return nil, err
+		}
 		if err := s.smbOptions(d, data, params[1], old); err != nil {
 			return nil, err
 		}
@@ -252,9 +265,13 @@ func (s *Service) smbOptions(d dialect, data middleware.Row, raw json.RawMessage
 	_ = json.Unmarshal(raw, &given)
 	_, hasPurpose := given["purpose"]
 	optRaw, hasOpts := given["options"]
+	// The entry's "before" validator first copies a given purpose into
+	// options (so a purpose alone is options {purpose}: the purpose's
+	// defaults), then insists on purpose when options are given, and
+	// writes purpose into options as the discriminator: every options
+	// model carries `purpose`, whatever the client put there is replaced
+	// (and, excluded from the model's output, never shown).
 	switch {
-	case hasPurpose && !hasOpts:
-		return middleware.Invalid(d.attr, "Value error, You must set `options` if you set `purpose`.")
 	case hasOpts && !hasPurpose:
 		return middleware.Invalid(d.attr, "Value error, You must set `purpose` if you set `options`.")
 	case !hasPurpose && old != nil:
@@ -268,7 +285,19 @@ func (s *Service) smbOptions(d dialect, data middleware.Row, raw json.RawMessage
 	if purpose == "EXTERNAL_SHARE" && path != "EXTERNAL" {
 		return middleware.Invalid(d.attr, "Value error, You must set `path` to \"EXTERNAL\" for external shares.")
 	}
-	if !hasOpts || strings.TrimSpace(string(optRaw)) == "null" {
+	if hasOpts && strings.TrimSpace(string(optRaw)) != "null" {
+		var o map[string]json.RawMessage
+		if json.Unmarshal(optRaw, &o) == nil {
+			if _, has := o["purpose"]; has {
+				delete(o, "purpose")
+				optRaw, _ = json.Marshal(o)
+			}
+		}
+	}
+	if !hasOpts {
+		optRaw = json.RawMessage("{}")
+	}
+	if strings.TrimSpace(string(optRaw)) == "null" {
 		if purpose == "EXTERNAL_SHARE" {
 			return middleware.Invalid(d.attr, "Value error, External shares require explicit options configuration")
 		}
@@ -323,6 +352,32 @@ func (s *Service) smbValidate(data middleware.Row, schema string, self int) erro
 			}
 		}
 	}
+	if !s.smbNew() {
+		s.smbOldNameChecks(name, add)
+	}
+	const aapl = "Apple SMB2/3 protocol extension support is required by this parameter. " +
+		"This feature may be enabled in the general SMB server configuration."
+	if !s.smbNew() {
+		// smb.config's aapl_extensions is off on a fresh system
+		if b, _ := data["afp"].(bool); b {
+			add("afp", aapl)
+		}
+		tm, _ := data["timemachine"].(bool)
+		if p := strOf(data["purpose"]); tm || p == "TIMEMACHINE" || p == "ENHANCED_TIMEMACHINE" {
+			add("timemachine", aapl)
+		}
+	} else if strOf(data["purpose"]) == "VEEAM_REPOSITORY_SHARE" {
+		add("purpose", "Veeam repository shares require a TrueNAS enterprise license.")
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// smbOldNameChecks are the plugin's share name checks up to 25.04 (25.10
+// moved them into the SmbShareName type: smbModelChecks).
+func (s *Service) smbOldNameChecks(name string, add func(attr, msg string)) {
 	switch strings.ToLower(name) {
 	case "global", "printers", "homes":
 		add("name", name+" is a reserved section name, please select another one")
@@ -343,22 +398,54 @@ func (s *Service) smbValidate(data middleware.Row, schema string, self int) erro
 			break
 		}
 	}
-	const aapl = "Apple SMB2/3 protocol extension support is required by this parameter. " +
-		"This feature may be enabled in the general SMB server configuration."
-	if !s.smbNew() {
-		// smb.config's aapl_extensions is off on a fresh system
-		if b, _ := data["afp"].(bool); b {
-			add("afp", aapl)
-		}
-		tm, _ := data["timemachine"].(bool)
-		if p := strOf(data["purpose"]); tm || p == "TIMEMACHINE" || p == "ENHANCED_TIMEMACHINE" {
-			add("timemachine", aapl)
-		}
-	} else if strOf(data["purpose"]) == "VEEAM_REPOSITORY_SHARE" {
-		add("purpose", "Veeam repository shares require a TrueNAS enterprise license.")
+}
+
+// smbModelChecks run what 25.10's SmbShareEntry model checks on its own
+// fields: the share name (utils/smb.py validate_smb_share_name, an
+// AfterValidator, so one "Value error, ..." for the first rule broken).
+func smbModelChecks(d dialect, data middleware.Row) error {
+	name, given := data["name"].(string)
+	if !given {
+		return nil
 	}
-	if len(errs) > 0 {
-		return errs
+	if msg := smbShareNameError(name); msg != "" {
+		return middleware.Invalid(d.at("name"), "Value error, %s", msg)
 	}
 	return nil
+}
+
+// smbNewInvalidChars are 25.10's forbidden share name characters (MS-FSCC
+// plus '%').
+const smbNewInvalidChars = `%<>*?|/\+=;:",[]`
+
+// smbShareNameError is validate_smb_share_name's complaint, "" for a good
+// name. The middleware lists invalid characters in set order (which Python
+// randomises); the simulator sorts them.
+func smbShareNameError(name string) string {
+	switch {
+	case name == "":
+		return "Share name must contain at least one character"
+	case len([]rune(name)) > 80:
+		return name + ": share name must not exceed 80 characters in length"
+	}
+	switch strings.ToLower(name) {
+	case "global", "printers", "homes", "admin$", "ipc$":
+		return name + ": share name is reserved."
+	}
+	var bad []string
+	for _, ch := range smbNewInvalidChars {
+		if strings.ContainsRune(name, ch) {
+			bad = append(bad, string(ch))
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return name + ": share name contains the following invalid characters: " + strings.Join(bad, ", ")
+	}
+	for _, ch := range name {
+		if unicode.IsControl(ch) {
+			return name + ": share name contains unicode control characters"
+		}
+	}
+	return ""
 }

@@ -4,9 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
+	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
 const enotdir = 20 // ENOTDIR, not among mw's errnos
@@ -132,4 +136,35 @@ func uuid4() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// pathFields adds what 26's entries derive from a path: "dataset" (the
+// filesystem whose mountpoint holds it) and "relative_path" (below that
+// mountpoint, "" at its root), both null where the path resolves to none.
+func (s *Service) pathFields(r middleware.Row, p string, resolve bool) {
+	if !s.v.AtLeast(26, 0, 0) {
+		return
+	}
+	r["dataset"], r["relative_path"] = nil, nil
+	if !resolve || p == "" {
+		return
+	}
+	names, err := s.model.List("", true, zfsmodel.Filesystem)
+	if err != nil {
+		return
+	}
+	best, bestMP := "", ""
+	for _, n := range names {
+		in, err := s.model.Get(n)
+		if err != nil || in.Mountpoint == "" {
+			continue
+		}
+		mp := path.Clean(in.Mountpoint)
+		if (p == mp || strings.HasPrefix(p, mp+"/")) && len(mp) > len(bestMP) {
+			best, bestMP = n, mp
+		}
+	}
+	if best != "" {
+		r["dataset"], r["relative_path"] = best, strings.TrimPrefix(strings.TrimPrefix(p, bestMP), "/")
+	}
 }

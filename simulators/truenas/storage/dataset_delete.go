@@ -101,6 +101,20 @@ func (s *service) datasetPromote(_ *middleware.Call, params []json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
+	// Up to 25.10 the plugin looks the dataset up and checks its origin
+	// first; 26 hands it to zfs.resource.promote, which raises
+	// validation errors under its own name.
+	in, gerr := s.m.Get(id)
+	switch {
+	case s.v.AtLeast(26, 0, 0) && (gerr != nil || strings.Contains(id, "@")):
+		return nil, middleware.ValidationErrors{{Attribute: "zfs.resource.promote", Message: pyRepr(id) + " not found", Errno: middleware.ENOENT}}
+	case s.v.AtLeast(26, 0, 0) && in.Origin == "":
+		return nil, middleware.Invalid("zfs.resource.promote", "%s is ineligible for promotion.", pyRepr(id))
+	case gerr != nil || strings.Contains(id, "@"):
+		return nil, middleware.Errorf(middleware.ENOENT, "Dataset \"%s\" does not exist.", id)
+	case in.Origin == "":
+		return nil, middleware.Errorf(middleware.EBADMSG, "Only cloned datasets can be promoted.")
+	}
 	if err := s.m.Promote(id); err != nil {
 		return nil, callErrFull("", err)
 	}
@@ -116,23 +130,27 @@ func destroySnapshotsSpec(pyd bool) *schema {
 	}}
 }
 
-// destroySnapshotsArgs reads destroy_snapshots' arguments: in 24.10 one
-// object {name, snapshots}, from 25.04 (pydantic) two parameters (name,
-// snapshots), snapshots being required.
+// destroySnapshotsArgs reads destroy_snapshots' two arguments (name,
+// snapshots): the legacy schema's in 24.10 (snapshots optional, "all"
+// true by default), the pydantic model's from 25.04 (snapshots required).
 func (s *service) destroySnapshotsArgs(params []json.RawMessage) (string, args, error) {
 	if !s.v.AtLeast(25, 4, 0) {
-		if err := positional(params, 1); err != nil {
+		// 24.10's legacy schema: Str('name') and Dict('snapshots'), whose
+		// "all" defaults to true there (false in 25.04's model)
+		if err := positional(params, 2); err != nil {
 			return "", nil, err
 		}
-		sc := schema{name: "args", fields: []field{
-			{name: "name", typ: tStr, required: true},
-			{name: "snapshots", typ: tObj, obj: destroySnapshotsSpec(false), def: args{"all": false, "recursive": false, "snapshots": []any{}}},
-		}}
-		a, err := sc.parse(param(params, 0))
+		name, err := stringParam(params, 0, "name")
 		if err != nil {
 			return "", nil, err
 		}
-		return a.str("name"), a.sub("snapshots"), nil
+		spec := destroySnapshotsSpec(false)
+		spec.fields[0].def = true
+		a, err := spec.parse(param(params, 1))
+		if err != nil {
+			return "", nil, err
+		}
+		return name, a, nil
 	}
 	if err := positional(params, 2); err != nil {
 		return "", nil, err

@@ -100,7 +100,8 @@ func TestDestroySnapshots(t *testing.T) {
 		spec := map[string]any{"recursive": true, "snapshots": []any{"s1", map[string]any{"start": "s2", "end": "s2"}}}
 		var res any
 		if v == "24.10" {
-			res = e.must("pool.dataset.destroy_snapshots", map[string]any{"name": "tank/a", "snapshots": spec})
+			spec["all"] = false // 24.10's default is true
+			res = e.must("pool.dataset.destroy_snapshots", "tank/a", spec)
 		} else {
 			res = e.must("pool.dataset.destroy_snapshots", "tank/a", spec)
 			_, err := e.call("pool.dataset.destroy_snapshots", "tank/a")
@@ -118,11 +119,7 @@ func TestDestroySnapshots(t *testing.T) {
 			t.Errorf("%s: wrong snapshots left", v)
 		}
 		all := map[string]any{"all": true}
-		if v == "24.10" {
-			e.must("pool.dataset.destroy_snapshots", map[string]any{"name": "tank/a", "snapshots": all})
-		} else {
-			e.must("pool.dataset.destroy_snapshots", "tank/a", all)
-		}
+		e.must("pool.dataset.destroy_snapshots", "tank/a", all)
 		if e.m.Exists("tank/a@s3") || !e.m.Exists("tank/a/b@s3") {
 			t.Errorf("%s: all (not recursive) destroyed the wrong set", v)
 		}

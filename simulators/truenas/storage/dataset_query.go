@@ -12,6 +12,17 @@ import (
 type datasetExtra struct {
 	flat, children bool
 	entry          entryOpts
+	snaps          snapshotsExtra
+}
+
+// snapshotsExtra are the extra.snapshots* options, which the middleware
+// hands to its ZFS query: a "snapshots" list and/or a "snapshot_count"
+// per dataset.
+type snapshotsExtra struct {
+	list, recursive, count bool
+	// props: nil is every property (extra.snapshots_properties null),
+	// an empty map none (the default []: no "properties" key at all).
+	props map[string]bool
 }
 
 func parseDatasetExtra(extra map[string]any) datasetExtra {
@@ -28,14 +39,67 @@ func parseDatasetExtra(extra map[string]any) datasetExtra {
 		}
 	}
 	if l, ok := extra["properties"].([]any); ok {
-		x.entry.props = map[string]bool{}
-		for _, p := range l {
-			if s, ok := p.(string); ok {
-				x.entry.props[s] = true
-			}
+		x.entry.props = stringSet(l)
+	}
+	x.snaps.list, _ = extra["snapshots"].(bool)
+	x.snaps.recursive, _ = extra["snapshots_recursive"].(bool)
+	x.snaps.count, _ = extra["snapshots_count"].(bool)
+	x.snaps.props = map[string]bool{}
+	if v, ok := extra["snapshots_properties"]; ok {
+		if l, isList := v.([]any); isList {
+			x.snaps.props = stringSet(l)
+		} else if v == nil {
+			x.snaps.props = nil
 		}
 	}
 	return x
+}
+
+func stringSet(l []any) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range l {
+		if s, ok := p.(string); ok {
+			m[s] = true
+		}
+	}
+	return m
+}
+
+// addSnapshots fills entry's "snapshots" and "snapshot_count" as the
+// middleware's dataset query does: each snapshot as {pool, name, type,
+// snapshot_name, dataset, id, createtxg}, with "properties" only when
+// snapshots_properties asks for some (null: all). snapshots_recursive adds
+// the descendants' snapshots up to 25.04 (libzfs did); 25.10's query walks
+// only the dataset's own snapshots whatever it says.
+func (s *service) addSnapshots(entry map[string]any, in *zfsmodel.Info, x snapshotsExtra) {
+	if !x.list && !x.count {
+		return
+	}
+	names := in.Snapshots
+	if x.recursive && x.list && !s.v.AtLeast(25, 10, 0) {
+		if all, err := s.m.List(in.Name, true, zfsmodel.Snapshot); err == nil {
+			names = all
+		}
+	}
+	if x.count {
+		entry["snapshot_count"] = len(in.Snapshots)
+	}
+	if !x.list {
+		return
+	}
+	list := []any{}
+	for _, n := range names {
+		si, err := s.m.Get(n)
+		if err != nil {
+			continue // destroyed meanwhile
+		}
+		e := snapshotEntry(si, x.props, false, false)
+		if x.props != nil && len(x.props) == 0 {
+			delete(e, "properties")
+		}
+		list = append(list, e)
+	}
+	entry["snapshots"] = list
 }
 
 // singleName recognises the common [["id", "=", name]] filter so that only
@@ -82,6 +146,7 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 			continue // destroyed meanwhile
 		}
 		entries[n] = baseEntry(in, x.entry)
+		s.addSnapshots(entries[n], in, x.snaps)
 		kids[n] = in.Children
 		order = append(order, n)
 	}

@@ -88,6 +88,9 @@ func (s *service) datasetSchema(update bool) schema {
 			{name: "remove", typ: tBool},
 		}}
 		f = append(f, field{name: "user_properties_update", typ: tList, items: upd})
+		// both the legacy Patch of pool_dataset_create and 25.10's
+		// PoolDatasetUpdate keep create_ancestors: accepted, meaningless
+		f = append(f, field{name: "create_ancestors", typ: tBool})
 		return schema{name: "pool_dataset_update", fields: f, pydantic: pyd}
 	}
 	f = append(f,

@@ -16,8 +16,14 @@ import (
 )
 
 func (s *service) registerFilesystem() {
-	s.r.Add(middleware.Method{Name: "filesystem.setperm", Job: true, Params: []string{"data"}, Handler: s.setperm})
-	s.r.Add(middleware.Method{Name: "filesystem.chown", Job: true, Params: []string{"data"}, Handler: s.chown})
+	// The single argument's name: the legacy Dict's, then the pydantic
+	// model's (single_argument_args) from 25.04.
+	perm, own := "filesystem_permission", "filesystem_ownership"
+	if s.fsPydantic() {
+		perm, own = "filesystem_setperm", "filesystem_chown"
+	}
+	s.r.Add(middleware.Method{Name: "filesystem.setperm", Job: true, Params: []string{perm}, Handler: s.setperm})
+	s.r.Add(middleware.Method{Name: "filesystem.chown", Job: true, Params: []string{own}, Handler: s.chown})
 	s.r.Add(middleware.Method{Name: "filesystem.stat", Params: []string{"path"}, Handler: s.stat})
 }
 

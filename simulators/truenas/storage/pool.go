@@ -58,6 +58,11 @@ func (s *service) poolRows() []middleware.Row {
 			},
 		})
 	}
+	if s.v.AtLeast(26, 0, 0) {
+		for _, r := range rows {
+			r["all_sed"] = false // no self-encrypting disks in a simulated pool
+		}
+	}
 	return rows
 }
 
@@ -92,10 +97,6 @@ func (s *service) registerDataset() {
 	add("delete", false, []string{"id", "options"}, s.datasetDelete)
 	add("promote", false, []string{"id"}, s.datasetPromote)
 	if !s.v.AtLeast(26, 0, 0) {
-		params := []string{"args"}
-		if s.v.AtLeast(25, 4, 0) {
-			params = []string{"name", "snapshots"}
-		}
-		add("destroy_snapshots", true, params, s.datasetDestroySnapshots)
+		add("destroy_snapshots", true, []string{"name", "snapshots"}, s.datasetDestroySnapshots)
 	}
 }

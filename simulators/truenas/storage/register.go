@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
@@ -17,14 +18,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// service holds what every handler needs. It keeps no state of its own:
-// datasets, snapshots and their properties all live in the model, which is
-// safe for concurrent use.
+// service holds what every handler needs. Datasets, snapshots and their
+// properties all live in the model, which is safe for concurrent use.
 type service struct {
 	r   *middleware.Registry
 	m   *zfsmodel.Model
 	v   middleware.Version
 	log *slog.Logger
+	// acls holds non-trivial ACLs of paths whose filesystem has no user
+	// xattrs (see filesystem_acl.go); the only state of the service.
+	acls *sync.Map
 }
 
 // Register adds the storage methods of TrueNAS version v to r, served
@@ -42,12 +45,14 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &service{r: r, m: m, v: v, log: log}
+	s := &service{r: r, m: m, v: v, log: log, acls: &sync.Map{}}
 	s.registerPool()
 	s.registerDataset()
 	s.registerSnapshot()
 	s.registerFilesystem()
+	s.registerACL()
 	s.registerReplication()
+	s.registerZFSResource()
 	return nil
 }
 

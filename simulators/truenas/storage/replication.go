@@ -11,7 +11,7 @@ import (
 )
 
 func (s *service) registerReplication() {
-	s.r.Add(middleware.Method{Name: "replication.run_onetime", Job: true, Params: []string{"data"}, Handler: s.runOnetime})
+	s.r.Add(middleware.Method{Name: "replication.run_onetime", Job: true, Params: []string{"replication_run_onetime"}, Handler: s.runOnetime})
 }
 
 // runOnetime is the replication.run_onetime job: a replication task run

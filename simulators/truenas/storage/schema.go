@@ -194,6 +194,14 @@ func (s schema) value(attr string, f *field, v any, errs *middleware.ValidationE
 	switch f.typ {
 	case tStr:
 		str, ok := v.(string)
+		if n, isNum := v.(json.Number); isNum && !s.pydantic {
+			// The legacy Str stringifies an integer (not a float, not a
+			// bool) before checking the type: democratic-csi sends some
+			// user property values as numbers.
+			if _, err := n.Int64(); err == nil {
+				str, ok = n.String(), true
+			}
+		}
 		if !ok {
 			return bad(s.typeMsg(tStr))
 		}

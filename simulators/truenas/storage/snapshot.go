@@ -44,7 +44,7 @@ func (s *service) snapshotCreateSchema() schema {
 		{name: "vmware_sync", typ: tBool, def: false},
 		{name: "properties", typ: tObj, def: args{}},
 	}
-	if !s.pydantic() {
+	if !s.pydantic() || s.v.AtLeast(26, 0, 0) { // gone in 25.10's model, back in 26's
 		f = append(f, field{name: "suspend_vms", typ: tBool, def: false})
 	}
 	return schema{name: s.snapSchemaName("snapshot_create", "create"), pydantic: s.pydantic(), fields: f}

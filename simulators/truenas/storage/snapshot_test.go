@@ -108,7 +108,11 @@ func TestSnapshotErrors(t *testing.T) {
 			wantValidation(t, err, "snapshot_create.bogus", "Field was not expected")
 		} else {
 			_, err = e.call(ns+".create", map[string]any{"dataset": "tank/a", "name": "x", "suspend_vms": true})
-			wantValidation(t, err, "pool_snapshot_create.suspend_vms", "Extra inputs are not permitted")
+			if v == "25.10" { // gone from 25.10's model, back in 26's
+				wantValidation(t, err, "pool_snapshot_create.suspend_vms", "Extra inputs are not permitted")
+			} else if err != nil {
+				t.Errorf("%s: suspend_vms: %v", v, err)
+			}
 			_, err = e.call(ns+".delete", "tank/a")
 			wantValidation(t, err, "pool.snapshot.delete", "Invalid snapshot name: 'tank/a'")
 			_, err = e.call(ns+".update", "tank/a@s1", map[string]any{"user_properties_update": []any{map[string]any{"key": "a:b", "remove": true}}})

@@ -33,6 +33,9 @@ func TestMethodsPerVersion(t *testing.T) {
 		{"filesystem.chown", versions, true},
 		{"filesystem.stat", versions, false},
 		{"replication.run_onetime", versions, true},
+		{"zfs.resource.query", []string{"25.10", "26.04"}, false},
+		{"filesystem.getacl", versions, false},
+		{"filesystem.setacl", versions, true},
 	}
 	for _, v := range versions {
 		e := newEnv(t, v)

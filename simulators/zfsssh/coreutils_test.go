@@ -1,0 +1,61 @@
+package zfsssh
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCoreutils: the ordinary tools a storage host has, with GNU's output
+// shapes and exit statuses, on the virtual filesystem and on datasets.
+func TestCoreutils(t *testing.T) {
+	host := newFakeHost(t)
+	host.addFS(t, "tank/data")
+	e := startWith(t, host, Options{Host: host, Users: defaultUsers()})
+	e.run("printf 'b\\na\\nb\\nc\\n' > /tmp/f")
+	cases := []struct {
+		cmd, out string
+		code     int
+	}{
+		{"head -n 2 /tmp/f", "b\na\n", 0},
+		{"head -2 /tmp/f", "b\na\n", 0},
+		{"head -c 3 /tmp/f", "b\na", 0},
+		{"tail -n 1 /tmp/f", "c\n", 0},
+		{"wc -l /tmp/f", "4 /tmp/f\n", 0},
+		{"wc -l < /tmp/f", "4\n", 0},
+		{"wc -w /tmp/f /tmp/f", "4 /tmp/f\n4 /tmp/f\n8 total\n", 0},
+		{"sort /tmp/f | uniq -c", "      1 a\n      2 b\n      1 c\n", 0},
+		{"sort -u /tmp/f", "a\nb\nc\n", 0},
+		{"grep -n c /tmp/f", "4:c\n", 0},
+		{"grep -v b /tmp/f", "a\nc\n", 0},
+		{"grep -q z /tmp/f", "", 1},
+		{"grep -E '^(a|c)$' /tmp/f", "a\nc\n", 0},
+		{"grep x /nope", "", 2},
+		{"ls /tmp", "f\n", 0},
+		{"ls -a /tmp", ".\n..\nf\n", 0},
+		{"ls /nope", "", 2},
+		{"basename /a/b.img .img", "b\n", 0},
+		{"dirname /a/b", "/a\n", 0},
+		{"realpath /tmp/../tmp/f", "/tmp/f\n", 0},
+		{"readlink /tmp/f", "", 1},
+		{"pwd", "/root\n", 0},
+		{"printf '%s-%d\\n' x 3", "x-3\n", 0},
+		{"date +%F | wc -c", "11\n", 0},
+	}
+	for _, c := range cases {
+		r := e.run(c.cmd)
+		if r.code != c.code || r.stdout != c.out {
+			t.Errorf("%s: %d %q (stderr %q), want %d %q", c.cmd, r.code, r.stdout, r.stderr, c.code, c.out)
+		}
+	}
+	if r := e.run("ls /nope"); !strings.Contains(r.stderr, "ls: cannot access '/nope': No such file or directory") {
+		t.Errorf("ls of a missing path: %q", r.stderr)
+	}
+	if r := e.run("head -Z /tmp/f"); r.code != 1 || !strings.Contains(r.stderr, "head: invalid option -- 'Z'") {
+		t.Errorf("head -Z: %d %q", r.code, r.stderr)
+	}
+	for _, p := range []string{"/usr/bin/ls", "/bin/ls", "/usr/bin/wc", "/usr/bin/grep"} {
+		if r := e.run("test -x " + p + " && echo yes"); r.stdout != "yes\n" {
+			t.Errorf("%s is not an executable file: %+v", p, r)
+		}
+	}
+}
