@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
 	"github.com/switchyard-csi/switchyard/simulators/truenas"
 	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
@@ -52,6 +53,7 @@ func truenasCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	seed := fset.Uint64("seed", 1, "seed of the random error rate")
 	verbose := fset.Bool("v", false, "log connections and calls (never parameters or credentials)")
 	useKernel := fset.Bool("kernel", false, "serve the shares and iSCSI/NVMe-oF targets for real through this machine's kernel (the lab's storage VM); --user/--password is also the SMB account")
+	fresh := fset.Bool("fresh", false, "start as a freshly installed TrueNAS (no iSCSI portal or initiator group, services stopped); without it the lab configures what an admin does before using a CSI driver (portal 1, initiator group 1, NFS/SMB/iSCSI/NVMe-oF services and port)")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -121,6 +123,11 @@ func truenasCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	srv.Faults().SetErrorRate("", *errorRate)
 	if err := srv.Start(*listen); err != nil {
 		return fail("%v", err)
+	}
+	if !*fresh {
+		if err := (&truenashost.Host{Server: srv, Version: v}).Prepare(); err != nil {
+			return fail("admin set-up: %v", err)
+		}
 	}
 	if *tlsListen != "" {
 		if err := srv.StartTLS(*tlsListen); err != nil {

@@ -119,7 +119,7 @@ func Start(o Options) (*Host, error) {
 	if !o.Plain {
 		h.CertPEM = srv.CertPEM()
 	}
-	if err := h.prepare(); err != nil {
+	if err := h.Prepare(); err != nil {
 		srv.Close()
 		return nil, err
 	}
@@ -135,13 +135,13 @@ func Start(o Options) (*Host, error) {
 	return h, nil
 }
 
-// prepare makes the host look like a TrueNAS its admin has configured for
+// Prepare makes the host look like a TrueNAS its admin has configured for
 // CSI, as a real one has to be: iSCSI portal 1 on every address and
 // initiator group 1 admitting every initiator (a fresh TrueNAS has
 // neither; the configs of DriverConfig name both), and an NVMe-oF TCP port
 // on releases that have NVMe-oF (the simulator mounts pools under /mnt
 // itself). A host restarted on its state finds them there already.
-func (h *Host) prepare() error {
+func (h *Host) Prepare() error {
 	if err := h.ensure("iscsi.portal", map[string]any{"listen": []any{map[string]any{"ip": "0.0.0.0"}},
 		"comment": "switchyard-lab"}); err != nil {
 		return err
