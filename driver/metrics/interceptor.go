@@ -34,9 +34,9 @@ type tripChildren [len(roundtrip.Kinds)]prometheus.Counter
 // INTERNAL included.
 func (m *Metrics) Interceptor(route Router) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		tally := &roundtrip.Tally{}
+		ctx, tally := roundtrip.With(ctx)
 		start := time.Now()
-		resp, err := h(roundtrip.With(ctx, tally), req)
+		resp, err := h(ctx, req)
 		took := time.Since(start)
 		// The label is chosen after the call: by then the proxy has read
 		// the connection's file (or found none), so a new connection's

@@ -51,8 +51,25 @@ func (t *Tally) Get(k Kind) uint64 {
 
 type key struct{}
 
-// With returns ctx carrying t.
-func With(ctx context.Context, t *Tally) context.Context { return context.WithValue(ctx, key{}, t) }
+// tallyCtx carries a Tally in the context that holds it: one allocation per
+// call instead of two (context.WithValue's and the Tally's).
+type tallyCtx struct {
+	context.Context
+	tally Tally
+}
+
+func (c *tallyCtx) Value(k any) any {
+	if k == (key{}) {
+		return &c.tally
+	}
+	return c.Context.Value(k)
+}
+
+// With returns a context carrying a new Tally, and the Tally.
+func With(ctx context.Context) (context.Context, *Tally) {
+	c := &tallyCtx{Context: ctx}
+	return c, &c.tally
+}
 
 // Count adds one round trip of kind k to the tally in ctx, if any.
 func Count(ctx context.Context, k Kind) {
