@@ -19,7 +19,9 @@ import (
 
 // panicky is a controller whose CreateVolume panics and whose DeleteVolume
 // returns a plain (non-status) error.
-type panicky struct{ csipb.UnimplementedControllerServer }
+type panicky struct {
+	csipb.UnimplementedControllerServer
+}
 
 func (panicky) CreateVolume(context.Context, *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
 	panic("boom")
