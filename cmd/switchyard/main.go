@@ -64,6 +64,7 @@ func serve(args []string, stderr io.Writer) int {
 		stateDir = fs.String("node-state-dir", assembly.DefaultStateDir, "where the node keeps its per-volume records")
 		stopWait = fs.Duration("shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight calls")
 		showVer  = fs.Bool("version", false, "print the version and exit")
+		metAddr  = fs.String("metrics-address", "", "serve Prometheus metrics at http://<address>/metrics, e.g. :9808 or 127.0.0.1:9808 (default off)")
 		csiModes modes
 	)
 	fs.Var(&csiModes, "csi-mode", "controller and/or node (repeatable or comma-separated; default both)")
@@ -116,9 +117,16 @@ func serve(args []string, stderr io.Writer) int {
 		}
 		return fail("%v", err)
 	}
-	srv := p.NewServer(log)
+	stopMetrics, outer, err := startMetrics(*metAddr, p, log)
+	if err != nil {
+		p.Close()
+		return fail("%v", err)
+	}
+	defer stopMetrics()
+	srv := p.NewServer(log, outer...)
 	l, err := listen(endpoint)
 	if err != nil {
+		p.Close()
 		return fail("%v", err)
 	}
 	p.Identity.SetReady(true)

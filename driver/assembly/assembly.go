@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
@@ -46,7 +47,10 @@ type Plugin struct {
 	Controller csipb.ControllerServer
 	Node       csipb.NodeServer
 	Server     *csisrv.Server
-	closers    []func()
+	// Connections is the proxy's connection cache (nil for a single
+	// backend or a node-only plugin); metrics observe it.
+	Connections *proxy.Connections
+	closers     []func()
 }
 
 // Close releases backends (after the server has stopped).
@@ -127,6 +131,7 @@ func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 		conns := proxy.NewConnections(&set, main, backend.Options{NodeName: o.NodeName, CSIName: o.CSIName, TopologyPrefix: set.Topology.Prefix,
 			ParseNodeID: nodeid.Parser(set.NodeID), Logger: o.Logger})
 		p.closers = append(p.closers, conns.Close)
+		p.Connections = conns
 		ccaps, _ := csisrv.ControllerCaps(caps.Controller...)
 		p.Controller = proxy.NewController(conns, &set, ccaps, o.Logger)
 	}
@@ -229,8 +234,9 @@ func (w withCaps) ControllerGetCapabilities(context.Context, *csipb.ControllerGe
 	return &csipb.ControllerGetCapabilitiesResponse{Capabilities: w.caps}, nil
 }
 
-// NewServer wraps the services into a gRPC server.
-func (p *Plugin) NewServer(log *slog.Logger) *csisrv.Server {
-	p.Server = csisrv.NewServer(csisrv.Options{Identity: p.Identity, Controller: p.Controller, Node: p.Node, Logger: log})
+// NewServer wraps the services into a gRPC server; outer interceptors
+// (metrics) run before the server's own.
+func (p *Plugin) NewServer(log *slog.Logger, outer ...grpc.UnaryServerInterceptor) *csisrv.Server {
+	p.Server = csisrv.NewServer(csisrv.Options{Identity: p.Identity, Controller: p.Controller, Node: p.Node, Logger: log, Outer: outer})
 	return p.Server
 }

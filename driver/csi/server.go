@@ -25,6 +25,9 @@ type Options struct {
 	Controller csipb.ControllerServer
 	Node       csipb.NodeServer
 	Logger     *slog.Logger
+	// Outer interceptors run before all of the server's own, outermost
+	// first: metrics go here, so they see every call's final code.
+	Outer []grpc.UnaryServerInterceptor
 }
 
 // Server is a CSI gRPC server.
@@ -43,12 +46,13 @@ func NewServer(o Options) *Server {
 		log = slog.Default()
 	}
 	s := &Server{locks: &keylock.Set{}, log: log}
-	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(
+	chain := append(append([]grpc.UnaryServerInterceptor{}, o.Outer...),
 		recoverer(log),
 		statusOnly,
 		logger(log),
 		locker(s.locks),
-	))
+	)
+	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(chain...))
 	csipb.RegisterIdentityServer(s.grpc, o.Identity)
 	if o.Controller != nil {
 		csipb.RegisterControllerServer(s.grpc, o.Controller)

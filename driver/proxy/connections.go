@@ -140,8 +140,10 @@ type Connections struct {
 	log      *slog.Logger
 	now      func() time.Time
 
-	mu    sync.Mutex
-	slots map[string]*slot
+	mu       sync.Mutex
+	slots    map[string]*slot
+	observer Observer             // see SetObserver
+	seen     map[string]fileStamp // the file version last reported to observer
 
 	stop chan struct{}
 	done chan struct{}
@@ -154,7 +156,7 @@ func NewConnections(s *Settings, main config.Tree, opts backend.Options) *Connec
 		log = slog.Default()
 	}
 	c := &Connections{settings: s, main: main, opts: opts, log: log, now: time.Now,
-		slots: map[string]*slot{}, stop: make(chan struct{}), done: make(chan struct{})}
+		slots: map[string]*slot{}, seen: map[string]fileStamp{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.janitor()
 	return c
 }
@@ -192,6 +194,7 @@ func (c *Connections) Acquire(ctx context.Context, name string, forCreate bool) 
 		if err != nil {
 			c.forget(name)
 			if errors.Is(err, fs.ErrNotExist) {
+				c.removed(name)
 				code := codes.FailedPrecondition
 				if forCreate {
 					code = codes.InvalidArgument
@@ -208,6 +211,7 @@ func (c *Connections) Acquire(ctx context.Context, name string, forCreate bool) 
 		if c.settings.NoCache {
 			// Every call gets a driver of its own, closed by Release.
 			in = c.build(name, file, stamp)
+			c.loaded(name, file, in)
 		} else {
 			sl := c.slot(name)
 			if in = sl.get(); in == nil || in.stamp != stamp {
@@ -250,6 +254,7 @@ func (c *Connections) rebuild(ctx context.Context, sl *slot, name, file string, 
 		return in, nil
 	}
 	in := c.build(name, file, stamp)
+	c.loaded(name, file, in)
 	if old := sl.swap(in); old != nil {
 		c.log.Info("connection file changed; replacing its driver", "connection", name, "file", file)
 		old.retire(c.log)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/switchyard-csi/switchyard/driver/metrics/roundtrip"
 )
 
 // The terminal requested for RunOptions.PTY.
@@ -118,6 +120,7 @@ func (s *SSH) runSession(ctx context.Context, c *sshConn, sess *ssh.Session, lin
 	prefix := "ssh " + s.st.who
 	lost := Output{Code: -1}
 	s.sessions.Add(1)
+	roundtrip.Count(ctx, roundtrip.SSH)
 	c.open.Add(1)
 	defer c.open.Add(-1)
 	defer sess.Close()

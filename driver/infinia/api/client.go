@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchyard-csi/switchyard/driver/metrics/roundtrip"
 )
 
 // maxBody bounds what is read of one answer (a long volume list fits).
@@ -185,6 +187,7 @@ func (c *Client) once(ctx context.Context, idx int, method, path string, hdr htt
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	c.requests.Add(1)
+	roundtrip.Count(ctx, roundtrip.HTTP)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		switch {

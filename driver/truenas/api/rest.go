@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/switchyard-csi/switchyard/driver/metrics/roundtrip"
 )
 
 const (
@@ -105,6 +107,7 @@ func (r *restTransport) do(ctx context.Context, method string, rr restRequest) (
 	}
 
 	c.stats.httpRequests.Add(1)
+	roundtrip.Count(ctx, roundtrip.HTTP)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, r.transportError(ctx, method, rr, err)

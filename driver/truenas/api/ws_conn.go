@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchyard-csi/switchyard/driver/metrics/roundtrip"
 )
 
 // wsReadLimit bounds one answer: a pool.dataset.query on a big system runs
@@ -186,6 +188,7 @@ func (c *wsConn) roundTrip(ctx context.Context, method string, params []any) (js
 	if !c.alive() {
 		return nil, errStale
 	}
+	roundtrip.Count(ctx, roundtrip.WebSocket)
 	if params == nil {
 		params = []any{}
 	}
