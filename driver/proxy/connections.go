@@ -157,7 +157,7 @@ func NewConnections(s *Settings, main config.Tree, opts backend.Options) *Connec
 	}
 	c := &Connections{settings: s, main: main, opts: opts, log: log, now: time.Now,
 		slots: map[string]*slot{}, seen: map[string]fileStamp{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go c.janitor()
+	go c.janitor(c.settings.CacheTimeout) // read here: the goroutine never reads settings
 	return c
 }
 
@@ -323,14 +323,15 @@ func (c *Connections) Names() ([]string, error) {
 	return out, nil
 }
 
-// janitor closes drivers idle for longer than the cache timeout.
-func (c *Connections) janitor() {
+// janitor closes drivers idle for longer than timeout (the cache timeout
+// when the connections were made).
+func (c *Connections) janitor(timeout time.Duration) {
 	defer close(c.done)
-	if c.settings.CacheTimeout <= 0 {
+	if timeout <= 0 {
 		<-c.stop
 		return
 	}
-	tick := time.NewTicker(min(c.settings.CacheTimeout/4, time.Minute))
+	tick := time.NewTicker(min(timeout/4, time.Minute))
 	defer tick.Stop()
 	for {
 		select {
