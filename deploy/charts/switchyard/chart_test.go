@@ -660,7 +660,7 @@ func TestMetrics(t *testing.T) {
 func TestMetricsPortClashes(t *testing.T) {
 	for _, c := range []struct{ set, want string }{
 		{"metrics.enabled=true,metrics.port=9808", "health port"},
-		{"metrics.enabled=true,metrics.sidecars.enabled=true,metrics.sidecars.ports.resizer=9809", "metrics-resize"},
+		{"metrics.enabled=true,metrics.sidecars.enabled=true,metrics.sidecars.ports.resizer=9809", "metrics.sidecars.ports.resizer"},
 		{"node.metrics.enabled=true,node.livenessProbe.port=9814", "node.metrics.port"},
 		{"metrics.port=0", "minimum"},
 		{"metrics.serviceMonitor.interval=soon", "interval"},
