@@ -534,3 +534,143 @@ func TestSideBySide(t *testing.T) {
 		t.Errorf("both node plugins' health ports are the same on the host network: %v", pa)
 	}
 }
+
+// portsOf maps a container's port names to their numbers.
+func portsOf(c obj) map[string]int {
+	out := map[string]int{}
+	for _, p := range get(c, "ports").([]any) {
+		out[fmt.Sprint(p.(obj)["name"])] = p.(obj)["containerPort"].(int)
+	}
+	return out
+}
+
+// TestMetrics: every endpoint that metrics values turn on listens where the
+// Services and the ServiceMonitor look for it, and nothing of it renders
+// when they are off.
+func TestMetrics(t *testing.T) {
+	all := docs(t, render(t, "-f", "testdata/values/metrics.yaml"))
+	d := find(t, all, "Deployment", "-controller")
+	sy := container(t, d, "switchyard")
+	if !has(strs(sy["args"]), "--metrics-address=:9809") {
+		t.Errorf("controller args %v lack --metrics-address=:9809", sy["args"])
+	}
+	// Every listener of the controller pod, by port name; all distinct.
+	listen := portsOf(sy)
+	for side, name := range map[string]string{"csi-provisioner": "metrics-prov", "csi-attacher": "metrics-attach", "csi-resizer": "metrics-resize", "csi-snapshotter": "metrics-snap"} {
+		c := container(t, d, side)
+		p := portsOf(c)[name]
+		if p == 0 || !has(strs(c["args"]), fmt.Sprintf("--http-endpoint=:%d", p)) {
+			t.Errorf("%s: port %s=%d, args %v; want --http-endpoint on that port", side, name, p, c["args"])
+		}
+		listen[name] = p
+	}
+	byPort := map[int]string{}
+	for n, p := range listen {
+		if o, dup := byPort[p]; dup {
+			t.Errorf("ports %s and %s are both %d", o, n, p)
+		}
+		byPort[p] = n
+	}
+	if listen["healthz"] != 9808 || listen["metrics"] != 9809 {
+		t.Errorf("controller ports %v; want healthz 9808, metrics 9809", listen)
+	}
+
+	svc := find(t, all, "Service", "-controller-metrics")
+	sel := get(svc, "spec", "selector").(obj)
+	for k, v := range get(d, "spec", "selector", "matchLabels").(obj) {
+		if sel[k] != v {
+			t.Errorf("controller metrics Service selector %v does not select the controller pods (%s=%v)", sel, k, v)
+		}
+	}
+	svcPorts := map[string]bool{}
+	for _, p := range get(svc, "spec", "ports").([]any) {
+		name := fmt.Sprint(p.(obj)["targetPort"])
+		svcPorts[name] = true
+		if _, ok := listen[name]; !ok || name == "healthz" {
+			t.Errorf("Service port %v targets no metrics port of the pod", p)
+		}
+	}
+	if len(svcPorts) != 5 {
+		t.Errorf("controller metrics Service ports %v; want the driver's and four sidecars'", svcPorts)
+	}
+
+	ds := find(t, all, "DaemonSet", "-node")
+	nsy := container(t, ds, "switchyard")
+	if np := portsOf(nsy); np["metrics"] != 9814 || np["healthz"] == 9814 || !has(strs(nsy["args"]), "--metrics-address=:9814") {
+		t.Errorf("node container ports %v args %v; want metrics on 9814, apart from healthz", np, nsy["args"])
+	}
+	nsvc := find(t, all, "Service", "-node-metrics")
+	if get(nsvc, "spec", "clusterIP") != "None" || get(nsvc, "spec", "selector", "app.kubernetes.io/component") != "node" {
+		t.Errorf("node metrics Service spec %v; want headless, selecting the node pods", nsvc["spec"])
+	}
+
+	sm := find(t, all, "ServiceMonitor", "-switchyard")
+	if sm["apiVersion"] != "monitoring.coreos.com/v1" || get(sm, "metadata", "labels", "release") != "kube-prometheus-stack" {
+		t.Errorf("ServiceMonitor %v", sm["metadata"])
+	}
+	for k, v := range get(sm, "spec", "selector", "matchLabels").(obj) {
+		for _, s := range []obj{svc, nsvc} {
+			if get(s, "metadata", "labels", k) != v {
+				t.Errorf("ServiceMonitor selects %s=%v, which Service %v lacks", k, v, get(s, "metadata", "name"))
+			}
+		}
+	}
+	var eps []string
+	for _, e := range get(sm, "spec", "endpoints").([]any) {
+		eps = append(eps, fmt.Sprint(e.(obj)["port"]))
+		if e.(obj)["interval"] != "15s" || e.(obj)["scrapeTimeout"] != "10s" || e.(obj)["path"] != "/metrics" {
+			t.Errorf("endpoint %v", e)
+		}
+	}
+	sort.Strings(eps)
+	if strings.Join(eps, ",") != "metrics,metrics-attach,metrics-prov,metrics-resize,metrics-snap" {
+		t.Errorf("ServiceMonitor endpoints %v", eps)
+	}
+
+	t.Run("off by default", func(t *testing.T) {
+		off := docs(t, render(t, "-f", "testdata/values/minimal.yaml", "--set", "metrics.serviceMonitor.enabled=true"))
+		for _, o := range off {
+			if o["kind"] == "Service" || o["kind"] == "ServiceMonitor" {
+				t.Errorf("metrics off renders %s %v", o["kind"], get(o, "metadata", "name"))
+			}
+			if o["kind"] == "Deployment" || o["kind"] == "DaemonSet" {
+				for _, c := range get(o, "spec", "template", "spec", "containers").([]any) {
+					if a := fmt.Sprint(c.(obj)["args"]); strings.Contains(a, "--metrics-address") || strings.Contains(a, "--http-endpoint") {
+						t.Errorf("metrics off, yet %s has %s", c.(obj)["name"], a)
+					}
+				}
+			}
+		}
+	})
+	t.Run("strategy node: no controller Service, no sidecar endpoints", func(t *testing.T) {
+		n := docs(t, render(t, "-f", "testdata/values/node-strategy.yaml", "--set", "metrics.enabled=true,metrics.sidecars.enabled=true"))
+		for _, o := range n {
+			if o["kind"] == "Service" {
+				t.Errorf("renders %v, which would select no pod", get(o, "metadata", "name"))
+			}
+		}
+		if a := fmt.Sprint(container(t, find(t, n, "DaemonSet", "-node"), "csi-provisioner")["args"]); strings.Contains(a, "--http-endpoint") {
+			t.Errorf("the per-node provisioner on the host network got %s", a)
+		}
+	})
+}
+
+// TestMetricsPortClashes: two listeners of one pod on one port are refused
+// at render time, naming both, instead of a container that cannot start.
+func TestMetricsPortClashes(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{"metrics.enabled=true,metrics.port=9808", "health port"},
+		{"metrics.enabled=true,metrics.sidecars.enabled=true,metrics.sidecars.ports.resizer=9809", "metrics.sidecars.ports.resizer"},
+		{"node.metrics.enabled=true,node.livenessProbe.port=9814", "node.metrics.port"},
+		{"metrics.port=0", "minimum"},
+		{"metrics.serviceMonitor.interval=soon", "interval"},
+		{"metrics.sidecar.enabled=true", "sidecar"},
+	} {
+		t.Run(c.set, func(t *testing.T) {
+			_, err := helm(t, "template", release, ".", "--kube-version", kubeVersion, "-f", "testdata/values/minimal.yaml", "--set", c.set)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error naming %q", err, c.want)
+			}
+		})
+	}
+}

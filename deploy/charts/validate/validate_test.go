@@ -25,6 +25,10 @@ func newObject(apiVersion, kind string) any {
 		return &corev1.ServiceAccount{}
 	case "v1/Secret":
 		return &corev1.Secret{}
+	case "v1/Service":
+		return &corev1.Service{}
+	case "monitoring.coreos.com/v1/ServiceMonitor":
+		return &serviceMonitor{}
 	case "v1/ConfigMap":
 		return &corev1.ConfigMap{}
 	case "apps/v1/Deployment":
@@ -79,11 +83,15 @@ func TestGoldenManifestsDecodeStrictly(t *testing.T) {
 			}
 			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
 				t.Errorf("%s: %s document %d does not decode strictly: %v", filepath.Base(f), head.Kind, i, err)
+			} else if sm, ok := obj.(*serviceMonitor); ok {
+				if err := sm.check(); err != nil {
+					t.Errorf("%s: ServiceMonitor document %d: %v", filepath.Base(f), i, err)
+				}
 			}
 			kinds[head.Kind]++
 		}
 	}
-	for _, k := range []string{"Deployment", "DaemonSet", "CSIDriver", "StorageClass", "VolumeSnapshotClass", "ClusterRole", "Secret"} {
+	for _, k := range []string{"Deployment", "DaemonSet", "CSIDriver", "StorageClass", "VolumeSnapshotClass", "ClusterRole", "Secret", "Service", "ServiceMonitor"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s among the golden manifests", k)
 		}

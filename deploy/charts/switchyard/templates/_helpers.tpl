@@ -142,6 +142,9 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
 {{- $root := .root -}}
 {{- $c := $root.Values.controller -}}
 {{- $sock := include "switchyard.socket" $root -}}
+{{- /* The sidecars' metrics ports, when they serve metrics (the Deployment only). */ -}}
+{{- $sm := dict -}}
+{{- if and (not .onNodes) $root.Values.metrics.sidecars.enabled -}}{{- $sm = $root.Values.metrics.sidecars.ports -}}{{- end -}}
 {{- if $c.externalProvisioner.enabled }}
 - name: csi-provisioner
   {{- include "switchyard.image" (dict "image" $c.externalProvisioner.image "root" $root) | nindent 2 }}
@@ -174,6 +177,9 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
     - "--capacity-ownerref-level={{ if .onNodes }}1{{ else }}2{{ end }}"
     {{- end }}
     {{- with (include "switchyard.args" (dict "list" (list) "extra" $c.externalProvisioner.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $sm }}
+    - "--http-endpoint=:{{ $sm.provisioner }}"
+    {{- end }}
   env:
     - name: NAMESPACE
       valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
@@ -184,6 +190,12 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   volumeMounts:
     - name: socket-dir
       mountPath: {{ include "switchyard.socketDir" $root }}
+  {{- if $sm }}
+  ports:
+    - name: {{ include "switchyard.sidecarPortName" "provisioner" }}
+      containerPort: {{ $sm.provisioner }}
+      protocol: TCP
+  {{- end }}
   {{- with $c.externalProvisioner.resources }}
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
@@ -198,9 +210,18 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
     - "--leader-election-namespace={{ $root.Release.Namespace }}"
     {{- end }}
     {{- with (include "switchyard.args" (dict "list" (list) "extra" $c.externalAttacher.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $sm }}
+    - "--http-endpoint=:{{ $sm.attacher }}"
+    {{- end }}
   volumeMounts:
     - name: socket-dir
       mountPath: {{ include "switchyard.socketDir" $root }}
+  {{- if $sm }}
+  ports:
+    - name: {{ include "switchyard.sidecarPortName" "attacher" }}
+      containerPort: {{ $sm.attacher }}
+      protocol: TCP
+  {{- end }}
   {{- with $c.externalAttacher.resources }}
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
@@ -215,9 +236,18 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
     - "--leader-election-namespace={{ $root.Release.Namespace }}"
     {{- end }}
     {{- with (include "switchyard.args" (dict "list" (list) "extra" $c.externalResizer.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $sm }}
+    - "--http-endpoint=:{{ $sm.resizer }}"
+    {{- end }}
   volumeMounts:
     - name: socket-dir
       mountPath: {{ include "switchyard.socketDir" $root }}
+  {{- if $sm }}
+  ports:
+    - name: {{ include "switchyard.sidecarPortName" "resizer" }}
+      containerPort: {{ $sm.resizer }}
+      protocol: TCP
+  {{- end }}
   {{- with $c.externalResizer.resources }}
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
@@ -236,6 +266,9 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
     - "--leader-election-namespace={{ $root.Release.Namespace }}"
     {{- end }}
     {{- with (include "switchyard.args" (dict "list" (list) "extra" $c.externalSnapshotter.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $sm }}
+    - "--http-endpoint=:{{ $sm.snapshotter }}"
+    {{- end }}
   {{- if .onNodes }}
   env:
     - name: NODE_NAME
@@ -244,6 +277,12 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   volumeMounts:
     - name: socket-dir
       mountPath: {{ include "switchyard.socketDir" $root }}
+  {{- if $sm }}
+  ports:
+    - name: {{ include "switchyard.sidecarPortName" "snapshotter" }}
+      containerPort: {{ $sm.snapshotter }}
+      protocol: TCP
+  {{- end }}
   {{- with $c.externalSnapshotter.resources }}
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
@@ -279,10 +318,23 @@ livenessProbe:
   timeoutSeconds: 3
   periodSeconds: 10
   failureThreshold: 5
+{{- end -}}
+
+{{/* driverPorts: (dict "health" N-or-0 "metrics" N-or-0) the switchyard container's ports. */}}
+{{- define "switchyard.driverPorts" -}}
+{{- if or .health .metrics -}}
 ports:
+{{- if .health }}
   - name: healthz
-    containerPort: {{ .port }}
+    containerPort: {{ .health }}
     protocol: TCP
+{{- end }}
+{{- if .metrics }}
+  - name: metrics
+    containerPort: {{ .metrics }}
+    protocol: TCP
+{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/* CA bundle mount and env, when extraCaCerts is set. */}}
@@ -291,4 +343,55 @@ ports:
 - name: SSL_CERT_DIR
   value: /etc/ssl/certs:/etc/switchyard/ca
 {{- end }}
+{{- end -}}
+
+{{/* sidecarPortName SIDECAR: the port name (at most 15 characters) of a sidecar's metrics. */}}
+{{- define "switchyard.sidecarPortName" -}}
+{{- get (dict "provisioner" "metrics-prov" "attacher" "metrics-attach" "resizer" "metrics-resize" "snapshotter" "metrics-snap") . -}}
+{{- end -}}
+
+{{/*
+controllerMetricsPorts: the controller pod's metrics ports as "name:port"
+lines, the order of the Service (empty when nothing serves metrics).
+*/}}
+{{- define "switchyard.controllerMetricsPorts" -}}
+{{- $c := .Values.controller -}}
+{{- if .Values.metrics.enabled }}
+metrics:{{ .Values.metrics.port }}
+{{- end }}
+{{- if .Values.metrics.sidecars.enabled }}
+{{- $p := .Values.metrics.sidecars.ports }}
+{{- if $c.externalProvisioner.enabled }}
+{{ include "switchyard.sidecarPortName" "provisioner" }}:{{ $p.provisioner }}
+{{- end }}
+{{- if and $c.externalAttacher.enabled .Values.csiDriver.attachRequired }}
+{{ include "switchyard.sidecarPortName" "attacher" }}:{{ $p.attacher }}
+{{- end }}
+{{- if $c.externalResizer.enabled }}
+{{ include "switchyard.sidecarPortName" "resizer" }}:{{ $p.resizer }}
+{{- end }}
+{{- if $c.externalSnapshotter.enabled }}
+{{ include "switchyard.sidecarPortName" "snapshotter" }}:{{ $p.snapshotter }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+checkPorts: (dict "what" "the controller pod" "ports" (dict name port)) fails
+when two of a pod's listeners share a port; they would not start.
+*/}}
+{{- define "switchyard.checkPorts" -}}
+{{- $seen := dict -}}
+{{- range $name, $port := .ports -}}
+{{- $k := toString $port -}}
+{{- if hasKey $seen $k -}}
+{{- fail (printf "%s: %s and %s both listen on port %s: give one of them another port" $.what (get $seen $k) $name $k) -}}
+{{- end -}}
+{{- $_ := set $seen $k $name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The label the ServiceMonitor selects the metrics Services by. */}}
+{{- define "switchyard.metricsLabel" -}}
+switchyard-csi.github.io/metrics: "true"
 {{- end -}}
