@@ -9,6 +9,10 @@ LDFLAGS := -X main.version=$(VERSION)
 LAB_REQUIRE ?=
 export LAB_REQUIRE
 
+# Go modules of their own inside the repository (Kubernetes libraries stay
+# out of the driver's go.mod); make test and make lint cover them too.
+NESTED_MODULES := deploy/charts/validate deploy/labsidecars
+
 .PHONY: help build deps test unit cover sanity sanity-report lint demo demo-vm bench fuzz clean
 
 help: ## list the targets
@@ -25,14 +29,16 @@ demo-vm: build deps ## the demo inside the storage VM (QEMU): the same tours, th
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/static/ ./cmd/...
 	$(BIN)/switchyard-lab demo --vm --static-dir $(BIN)/static
 
-deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), QEMU + a Debian kernel (vm tier); installs as root
+deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), helm (chart tier), Docker (container tier), QEMU + a Debian kernel (vm tier); installs as root
 	@scripts/ensure-zfs-fuse.sh
 	@GO=$(GO) scripts/ensure-helm.sh >/dev/null
+	@if [ "$$(id -u)" = 0 ]; then scripts/ensure-docker.sh; fi || case ",$$LAB_REQUIRE," in *,container,*|*,all,*) exit 1;; *) echo "deps: the container tier will skip (no Docker)";; esac
 	@scripts/ensure-vm.sh || case ",$$LAB_REQUIRE," in *,vm,*|*,all,*) exit 1;; *) echo "deps: the vm tier will skip (LAB_REQUIRE does not ask for it)";; esac
 
 test: deps lint build ## every test tier this machine can run: unit (with the bounded soak and fuzz seeds), sanity with real mounts, fidelity against zfs-fuse, the storage VM (root)
 	@mkdir -p $(BIN)
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt SANITY_VM_REPORT=$(CURDIR)/$(BIN)/sanity-vm-report.txt $(GO) test -count=1 -timeout 60m ./...
+	@for m in $(NESTED_MODULES); do echo "go test ($$m)"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 	@$(MAKE) --no-print-directory sanity-report
 
 unit: ## unit tests only (no root needed)
@@ -64,6 +70,7 @@ lint: ## gofmt, go vet and golangci-lint (the pinned v2, installed into bin/tool
 	$(GO) vet ./...
 	@GO=$(GO) scripts/ensure-golangci-lint.sh >/dev/null
 	$(BIN)/tools/golangci-lint run ./...
+	@for m in $(NESTED_MODULES); do echo "vet + golangci-lint ($$m)"; (cd $$m && $(GO) vet ./... && $(CURDIR)/$(BIN)/tools/golangci-lint run ./...) || exit 1; done
 
 bench: build ## benchmarks: proxy overhead, backends' create/delete, Infinia lifecycle, start-up and memory; stage+publish in the VM
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/...
