@@ -9,8 +9,9 @@
 #   /var/cache/switchyard-lab/kube-sidecars/<key>/bin  (lab/cluster/sidecarbuild)
 #   /var/cache/switchyard-lab/kube-sidecars/<key>/crd
 #
-# The key hashes the nested module's go.mod, go.sum and tools.go, the build
-# flags and the Go version, so any change to the pins builds into a new
+# The key hashes the nested module's go.mod and go.sum, the packages built,
+# the build flags and the Go version (tools.go only keeps go.mod tidy; the
+# packages on the go build command line are what is built), so any change to the pins builds into a new
 # directory and an unchanged checkout finds its binaries again in well under
 # a second. Each set is one `go build` invocation (the packages share most of
 # their dependencies; one invocation compiles each of them once), built into a
@@ -50,12 +51,14 @@ sidecar_pkgs=(github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisio
 	github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter
 	github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller)
 
-# key MODDIR FLAGS: the content key of one nested build module.
+# key MODDIR LDFLAGS PKGS...: the content key of one nested build module.
 key() {
 	local dir=$1 flags=$2 f
+	shift 2
 	{
 		printf 'flags=-trimpath -ldflags=%s\ngo=%s %s/%s\n' "$flags" "$("$GO" env GOVERSION)" "$("$GO" env GOOS)" "$("$GO" env GOARCH)"
-		for f in go.mod go.sum tools.go; do
+		printf 'package %s\n' "$@"
+		for f in go.mod go.sum; do
 			printf 'file %s %s\n' "$f" "$(wc -c <"$dir/$f")"
 			cat "$dir/$f"
 		done
@@ -64,8 +67,8 @@ key() {
 
 kube_mod=$root/lab/cluster/kubebuild
 sidecar_mod=$root/lab/cluster/sidecarbuild
-kube_dir=$cache/kube/$(key "$kube_mod" "$kube_ldflags")
-sidecar_dir=$cache/kube-sidecars/$(key "$sidecar_mod" "$sidecar_ldflags")
+kube_dir=$cache/kube/$(key "$kube_mod" "$kube_ldflags" "${kube_pkgs[@]}")
+sidecar_dir=$cache/kube-sidecars/$(key "$sidecar_mod" "$sidecar_ldflags" "${sidecar_pkgs[@]}")
 
 case "${1:-}" in
 --print-dir)

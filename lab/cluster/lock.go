@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// One local cluster per machine: its ports, the kubepods cgroups, the
+// /var/lib/kubelet paths and the network devices are machine-wide. A flock
+// serialises starts and stops; the owner file names the state dir of the
+// running cluster, so that a second start says which cluster to stop.
+var runDir = "/run/switchyard-lab"
+
+func ownerFile() string { return filepath.Join(runDir, "cluster.owner") }
+
+// acquireMachineLock takes the machine-wide start/stop lock.
+func acquireMachineLock(stateDir string) (release func(), err error) {
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(runDir, "cluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another switchyard-lab cluster is starting or stopping (lock %s held for 5 minutes)", f.Name())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// claimMachine records c as the machine's cluster. A cluster recorded
+// earlier whose processes are gone is cleaned up first; a live one is an
+// error naming it.
+func (c *Local) claimMachine() error {
+	if b, err := os.ReadFile(ownerFile()); err == nil {
+		other := strings.TrimSpace(string(b))
+		if other != "" {
+			prev, aerr := Attach(other)
+			if aerr == nil {
+				for _, p := range prev.procs() {
+					if p.running() {
+						if other == c.dir {
+							return fmt.Errorf("the cluster in %s is already running (pid %d, %s); stop it first: switchyard-lab cluster down --state-dir %s", other, p.pid, p.name, other)
+						}
+						return fmt.Errorf("another local cluster runs on this machine (state dir %s, pid %d, %s); stop it first: switchyard-lab cluster down --state-dir %s", other, p.pid, p.name, other)
+					}
+				}
+				c.logf("cleaning up after the cluster in %s, which did not stop cleanly", other)
+				_ = prev.stop(context.Background())
+			}
+		}
+	}
+	if err := checkPortsFree(); err != nil {
+		return err
+	}
+	return os.WriteFile(ownerFile(), []byte(c.dir+"\n"), 0o644)
+}
+
+// releaseMachine forgets the owner record if it is c's.
+func (c *Local) releaseMachine() {
+	if b, err := os.ReadFile(ownerFile()); err == nil && strings.TrimSpace(string(b)) == c.dir {
+		_ = os.Remove(ownerFile())
+	}
+}
+
+// checkPortsFree fails early, naming the port, when something else
+// listens on one of the cluster's ports.
+func checkPortsFree() error {
+	for _, p := range []int{APIServerPort, EtcdClientPort, EtcdPeerPort, HostKubeletHealthz, ControllerManagerPort, SchedulerPort} {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			return fmt.Errorf("port 127.0.0.1:%d, which the local cluster uses, is taken: %w", p, err)
+		}
+		l.Close()
+	}
+	return nil
+}
