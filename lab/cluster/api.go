@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,8 +29,16 @@ func (e *apiError) Error() string {
 }
 
 // isNotFound and isConflict classify apiErrors.
-func isNotFound(err error) bool { e, ok := err.(*apiError); return ok && e.Code == http.StatusNotFound }
-func isConflict(err error) bool { e, ok := err.(*apiError); return ok && e.Code == http.StatusConflict }
+func isNotFound(err error) bool { return apiCode(err) == http.StatusNotFound }
+func isConflict(err error) bool { return apiCode(err) == http.StatusConflict }
+
+func apiCode(err error) int {
+	var e *apiError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
 
 // httpClient authenticates as the admin.
 func (c *Local) httpClient() (*http.Client, error) {
@@ -134,7 +143,7 @@ func (c *Local) NodeReady(ctx context.Context, name string) (bool, string, error
 func (c *Local) WaitNodeReady(ctx context.Context, name string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	last := ""
+	var last string
 	for {
 		ok, why, err := c.NodeReady(ctx, name)
 		if ok {

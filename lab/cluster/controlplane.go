@@ -142,7 +142,7 @@ func (c *Local) startControlPlane(ctx context.Context) error {
 func (c *Local) waitReadyz(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	last := "no answer yet"
+	var last string
 	for {
 		for _, p := range []string{"etcd", "kube-apiserver"} {
 			if !c.Running(p) {

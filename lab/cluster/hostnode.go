@@ -110,7 +110,11 @@ func (c *Local) startHostNode(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(c.path("containerd", "config.toml"), []byte(containerdConfig(c.dir, PauseImageName)), 0o644); err != nil {
+	pauseTar, pauseRef, err := c.pauseImage(ctx)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.path("containerd", "config.toml"), []byte(containerdConfig(c.dir, pauseRef)), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(c.path("cni", "net.d", "10-switchyard-lab.conflist"), []byte(cniConfig(c.dir)), 0o644); err != nil {
@@ -128,7 +132,7 @@ func (c *Local) startHostNode(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := c.step("images imported", func() error { return c.importNodeImages(ctx) }); err != nil {
+	if err := c.step("images imported", func() error { return c.importNodeImages(ctx, pauseTar) }); err != nil {
 		return err
 	}
 	if err := c.startServiceForwarder(); err != nil {

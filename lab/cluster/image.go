@@ -186,18 +186,61 @@ func (c *Local) ImportImage(ctx context.Context, tarPath string) error {
 	return c.ctr(ctx, "images", "import", tarPath)
 }
 
-// importNodeImages imports the pause image (built unless given) and
-// Options.Images.
-func (c *Local) importNodeImages(ctx context.Context) error {
-	pause := c.o.PauseImage
-	if pause == "" {
-		pause = c.path("images", "pause.tar")
-		if _, err := os.Stat(pause); err != nil {
-			if err := BuildPauseImage(ctx, c.o.RepoDir, pause); err != nil {
-				return err
-			}
+// pauseImage is the sandbox image's tarball (Options.PauseImage, else the
+// lab's own, built once per state dir) and its tag.
+func (c *Local) pauseImage(ctx context.Context) (tarPath, ref string, err error) {
+	if c.o.PauseImage != "" {
+		tags, err := ImageTags(c.o.PauseImage)
+		if err != nil {
+			return "", "", fmt.Errorf("Options.PauseImage: %w", err)
+		}
+		return c.o.PauseImage, tags[0], nil
+	}
+	tarPath = c.path("images", "pause.tar")
+	if _, err := os.Stat(tarPath); err != nil {
+		if err := BuildPauseImage(ctx, c.o.RepoDir, tarPath); err != nil {
+			return "", "", err
 		}
 	}
+	return tarPath, PauseImageName, nil
+}
+
+// ImageTags reads the tags of a docker-archive tarball (manifest.json).
+func ImageTags(tarPath string) ([]string, error) {
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s has no manifest.json: not a docker-archive tarball", tarPath)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tarPath, err)
+		}
+		if path.Clean(hdr.Name) != "manifest.json" {
+			continue
+		}
+		var m []struct{ RepoTags []string }
+		if err := json.NewDecoder(tr).Decode(&m); err != nil {
+			return nil, fmt.Errorf("%s: manifest.json: %w", tarPath, err)
+		}
+		var tags []string
+		for _, e := range m {
+			tags = append(tags, e.RepoTags...)
+		}
+		if len(tags) == 0 {
+			return nil, fmt.Errorf("%s: manifest.json names no tag", tarPath)
+		}
+		return tags, nil
+	}
+}
+
+// importNodeImages imports the pause image and Options.Images.
+func (c *Local) importNodeImages(ctx context.Context, pause string) error {
 	for _, img := range append([]string{pause}, c.o.Images...) {
 		if err := c.ImportImage(ctx, img); err != nil {
 			return err

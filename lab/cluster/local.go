@@ -137,7 +137,7 @@ func StartLocal(ctx context.Context, o Options) (_ *Local, err error) {
 		return nil, errors.New("the local cluster needs root (kubelet, containerd, network devices)")
 	}
 	total := time.Now()
-	release, err := acquireMachineLock(o.StateDir)
+	release, err := acquireMachineLock()
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func StartLocal(ctx context.Context, o Options) (_ *Local, err error) {
 	defer func() {
 		if err != nil {
 			c.logf("start failed, stopping what started: %v", err)
-			_ = c.stop(context.WithoutCancel(ctx))
+			_ = c.stop()
 		}
 	}()
 	if c.bin == "" {
@@ -214,15 +214,15 @@ func (c *Local) nodeLogHint(node string) string {
 // the control plane, etcd), kills what pods left, unmounts and removes
 // the host paths and devices the node made. Data in the state dir stays.
 func (c *Local) Stop(ctx context.Context) error {
-	release, err := acquireMachineLock(c.dir)
+	release, err := acquireMachineLock()
 	if err != nil {
 		return err
 	}
 	defer release()
-	return c.stop(ctx)
+	return c.stop()
 }
 
-func (c *Local) stop(ctx context.Context) error {
+func (c *Local) stop() error {
 	c.mu.Lock()
 	for _, cancel := range c.heartbeat {
 		cancel()

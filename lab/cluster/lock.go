@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -21,7 +20,7 @@ var runDir = "/run/switchyard-lab"
 func ownerFile() string { return filepath.Join(runDir, "cluster.owner") }
 
 // acquireMachineLock takes the machine-wide start/stop lock.
-func acquireMachineLock(stateDir string) (release func(), err error) {
+func acquireMachineLock() (release func(), err error) {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -65,7 +64,7 @@ func (c *Local) claimMachine() error {
 					}
 				}
 				c.logf("cleaning up after the cluster in %s, which did not stop cleanly", other)
-				_ = prev.stop(context.Background())
+				_ = prev.stop()
 			}
 		}
 	}

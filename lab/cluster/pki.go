@@ -56,8 +56,8 @@ type certSpec struct {
 	Server bool // serving (else client) certificate
 }
 
-// issue makes a leaf certificate signed by ca.
-func (ca *keyPair) issue(s certSpec) (*keyPair, error) {
+// issue makes a leaf certificate signed by kp, a CA.
+func (kp *keyPair) issue(s certSpec) (*keyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (ca *keyPair) issue(s certSpec) (*keyPair, error) {
 		DNSNames:     s.DNS,
 		IPAddresses:  s.IPs,
 	}
-	return sign(tmpl, ca.cert, key, ca.key)
+	return sign(tmpl, kp.cert, key, kp.key)
 }
 
 func sign(tmpl, parent *x509.Certificate, key crypto.Signer, parentKey crypto.Signer) (*keyPair, error) {
