@@ -75,3 +75,14 @@ fuzz: ## every fuzz target for FUZZTIME each (default 10s), a summary table; sto
 
 clean: ## remove build output
 	rm -rf $(BIN)
+
+# The local Kubernetes cluster (lab/cluster): control plane and a real node on this machine (root).
+# The first run builds Kubernetes and the CSI sidecars from the Go module proxy (tens of minutes; cached).
+CLUSTER_FLAGS ?=
+.PHONY: cluster-up cluster-down
+cluster-up: build ## start the local Kubernetes cluster and leave it running (CLUSTER_FLAGS=--vm for the storage VM's node, --fresh)
+	@scripts/ensure-cluster-deps.sh
+	@GO=$(GO) scripts/ensure-kube.sh >/dev/null
+	$(BIN)/switchyard-lab cluster up $(CLUSTER_FLAGS)
+cluster-down: build ## stop the local Kubernetes cluster and clean the host (its state dir stays for a warm start)
+	$(BIN)/switchyard-lab cluster down

@@ -161,3 +161,14 @@ func tail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// RunningProcesses names the cluster processes that run, as name[pid].
+func (c *Local) RunningProcesses() []string {
+	var out []string
+	for _, p := range c.procs() {
+		if p.running() {
+			out = append(out, fmt.Sprintf("%s[%d]", p.name, p.pid))
+		}
+	}
+	return out
+}
