@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the lab's local Kubernetes cluster
 # (lab/cluster) runs: etcd, containerd, runc, the CNI plugins, socat (the
-# storage VM node reaches the apiserver through it) and openssl (to inspect
-# certificates). Idempotent: when everything is there it only checks.
+# storage VM node reaches the apiserver through it), openssl (to inspect
+# certificates) and busybox-static (the shell of the lab's test pod image). Idempotent: when everything is there it only checks.
 #
 # The lab runs its own etcd and containerd instances (own ports, sockets and
 # data dirs), so the distribution's services are stopped and disabled if the
@@ -22,19 +22,21 @@ declare -A proof=(
 	[openssl]=/usr/bin/openssl
 	[iproute2]=/sbin/ip
 	[util-linux]=/usr/bin/flock
+	[busybox-static]=/bin/busybox
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'; }
 
 missing=()
 for pkg in "${!proof[@]}"; do
+	# busybox (dynamic) and busybox-static both provide /bin/busybox: only the static one will do.
 	if ! installed "$pkg" || [ ! -x "${proof[$pkg]}" ]; then
 		missing+=("$pkg")
 	fi
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	say "all present (etcd $(/usr/bin/etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), containerd, runc, CNI plugins, socat, openssl)"
+	say "all present (etcd $(/usr/bin/etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), containerd, runc, CNI plugins, socat, openssl, busybox-static)"
 	exit 0
 fi
 

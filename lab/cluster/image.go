@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -244,6 +245,41 @@ func (c *Local) importNodeImages(ctx context.Context, pause string) error {
 	for _, img := range append([]string{pause}, c.o.Images...) {
 		if err := c.ImportImage(ctx, img); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// BusyboxImageName is the lab's test pod image (WriteBusyboxImage).
+const BusyboxImageName = "switchyard.local/lab/busybox:1"
+
+// WriteBusyboxImage writes an image of the host's static busybox
+// (package busybox-static) to dest, for test pods: commands run as
+// /bin/busybox <applet> ... (the image has no applet links).
+func WriteBusyboxImage(dest string) error {
+	if err := checkStatic("/bin/busybox"); err != nil {
+		return fmt.Errorf("%w (package busybox-static; scripts/ensure-cluster-deps.sh installs it)", err)
+	}
+	data, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(dest, func(w io.Writer) error {
+		return WriteImageTar(w, BusyboxImageName, []ImageFile{{Path: "/bin/busybox", Mode: 0o755, Data: data}}, []string{"/bin/busybox"})
+	})
+}
+
+// checkStatic fails for a dynamically linked program: a FROM-scratch
+// image has no dynamic loader.
+func checkStatic(p string) error {
+	f, err := elf.Open(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked", p)
 		}
 	}
 	return nil
