@@ -284,3 +284,11 @@ func checkStatic(p string) error {
 	}
 	return nil
 }
+
+// NodeImages are the images every node of this cluster imports into its
+// containerd: the sandbox image (tarball and tag, for sandbox_image) and
+// Options.Images. The storage VM's node imports them too.
+func (c *Local) NodeImages(ctx context.Context) (pauseTar, pauseRef string, images []string, err error) {
+	pauseTar, pauseRef, err = c.pauseImage(ctx)
+	return pauseTar, pauseRef, append([]string(nil), c.o.Images...), err
+}
