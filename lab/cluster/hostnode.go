@@ -105,7 +105,7 @@ func (c *Local) startHostNode(ctx context.Context) error {
 	if err := c.step("node network", c.setupNodeNetwork); err != nil {
 		return err
 	}
-	for _, d := range []string{"containerd", "cni/net.d", "cni/networks", "kubelet", "pod-logs"} {
+	for _, d := range []string{"containerd", "cni/net.d", "cni/networks", "pod-logs"} {
 		if err := os.MkdirAll(c.path(d), 0o755); err != nil {
 			return err
 		}
@@ -148,8 +148,11 @@ func (c *Local) startHostNode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The kubelet keeps its default root dir, /var/lib/kubelet: a CSI
+	// node plugin's DaemonSet names the kubelet's plugin and pod
+	// directories by host path, and the storage VM's node has the default
+	// too. Stop unmounts what is below it and removes it if it made it.
 	args := append([]string{filepath.Join(c.bin, "kubelet")}, KubeletArgs(nodeDir, HostNodeName, HostNodeIP.String())...)
-	args = append(args, "--root-dir="+c.path("kubelet"))
 	return c.step("kubelet started", func() error { return c.Spawn("kubelet", args, nil) })
 }
 

@@ -19,7 +19,7 @@ import (
 // them there. The start time guards against killing a recycled pid.
 
 // Spawn starts argv as a cluster process named name: in its own process
-// group, stdout and stderr appended to logs/<name>.log, stopped by Stop in
+// session and process group, stdout and stderr appended to logs/<name>.log, stopped by Stop in
 // reverse start order. env is added to this process's environment.
 func (c *Local) Spawn(name string, argv []string, env []string) error {
 	if len(argv) == 0 {
@@ -40,7 +40,8 @@ func (c *Local) Spawn(name string, argv []string, env []string) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = c.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: no terminal's hangup or Ctrl-C reaches it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s (%s): %w", name, argv[0], err)
 	}
