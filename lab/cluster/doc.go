@@ -13,8 +13,10 @@
 // etcd 3.4 (127.0.0.1:23791), kube-apiserver (https://127.0.0.1:16443,
 // Node and RBAC authorization, privileged pods allowed),
 // kube-controller-manager (every controller) and kube-scheduler, and a real
-// node on the host ("lab-host": its own containerd under the state dir, CNI
-// bridge, kubelet with cgroupfs). The binaries are built from the Go module
+// node on the host ("lab-host", node IP 10.250.0.1 on a veth: its own
+// containerd with root, state and socket under the state dir, a CNI bridge,
+// the kubelet with cgroupfs and its default root dir /var/lib/kubelet, which
+// a CSI node plugin's DaemonSet names by host path). The binaries are built from the Go module
 // proxy by scripts/ensure-kube.sh (the nested modules kubebuild/ and
 // sidecarbuild/; the driver's module never requires k8s.io/kubernetes) and
 // cached by content key under /var/cache/switchyard-lab/kube/<key>/bin.
@@ -39,10 +41,12 @@
 // vmnode*.go), started once the control plane is ready; a starter writes a
 // node's bootstrap files with Local.WriteNodeFiles (kubeconfig with the
 // node's client certificate, ca.crt, kubelet-config.yaml, kubelet.args),
-// finds the kubelet in Local.BinDir and starts its processes with
-// Local.Spawn so that Stop stops them. Start waits until each node is
-// Ready. AddFakeNode adds Node and CSINode objects for zones that have no
-// machine (pods bound there never run).
+// finds the kubelet in Local.BinDir and the images to import in
+// Local.NodeImages, and starts its processes with Local.Spawn so that Stop
+// stops them. `switchyard-lab cluster up --vm` gets the storage VM's
+// starter from VMNode, which vmnode*.go provides by setting newVMNode.
+// Start waits until each node is Ready. AddFakeNode adds Node and CSINode
+// objects for zones that have no machine (pods bound there never run).
 //
 // # The kind provider
 //
