@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 )
 
 // kindProvider runs clusters with kind (Kubernetes in Docker), for
@@ -17,6 +20,9 @@ func init() { register(kindProvider{}) }
 // KindNodeImage is the node image of KubernetesVersion.
 const KindNodeImage = "kindest/node:" + KubernetesVersion
 
+// KindClusterName is the kind cluster's name.
+const KindClusterName = "switchyard-lab"
+
 func (kindProvider) Name() string { return "kind" }
 
 func (kindProvider) Available() (bool, string) {
@@ -26,12 +32,65 @@ func (kindProvider) Available() (bool, string) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return false, "no docker command in PATH"
 	}
-	if err := exec.Command("docker", "image", "inspect", KindNodeImage).Run(); err != nil {
-		return false, "the node image " + KindNodeImage + " is not in Docker and no registry is reachable to pull it"
+	if out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", KindNodeImage).CombinedOutput(); err != nil {
+		return false, "the node image " + KindNodeImage + " is not in Docker (docker pull it; the lab machines reach no registry): " + strings.TrimSpace(string(out))
 	}
-	return false, "the kind provider's Start is not written yet (a later issue): use E2E_PROVIDER=local"
+	return true, ""
 }
 
-func (kindProvider) Start(context.Context, Options) (Cluster, error) {
-	return nil, errors.New("cluster provider kind: not implemented yet (its Available says why); use the local provider")
+// kindConfig is one control-plane node that also runs pods; the kubelet
+// dir is the default, as a CSI node plugin's DaemonSet expects.
+func kindConfig() string {
+	return `kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+name: ` + KindClusterName + `
+nodes:
+- role: control-plane
+  image: ` + KindNodeImage + `
+`
+}
+
+// kindCluster is a running kind cluster.
+type kindCluster struct {
+	kubeconfig string
+}
+
+func (k *kindCluster) Kubeconfig() string { return k.kubeconfig }
+
+func (k *kindCluster) Stop(ctx context.Context) error {
+	return runKind(ctx, "delete", "cluster", "--name", KindClusterName)
+}
+
+// Start creates the kind cluster (kind-config.yaml and the kubeconfig in
+// the state dir) and loads Options.Images into its node.
+func (kindProvider) Start(ctx context.Context, o Options) (Cluster, error) {
+	if o.StateDir == "" {
+		o.StateDir = DefaultStateDir + "-kind"
+	}
+	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(o.StateDir, "kind-config.yaml")
+	if err := os.WriteFile(cfg, []byte(kindConfig()), 0o644); err != nil {
+		return nil, err
+	}
+	k := &kindCluster{kubeconfig: filepath.Join(o.StateDir, "kubeconfig")}
+	if err := runKind(ctx, "create", "cluster", "--config", cfg, "--kubeconfig", k.kubeconfig, "--wait", "3m"); err != nil {
+		return nil, err
+	}
+	for _, img := range o.Images {
+		if err := runKind(ctx, "load", "image-archive", img, "--name", KindClusterName); err != nil {
+			_ = k.Stop(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+func runKind(ctx context.Context, args ...string) error {
+	out, err := exec.CommandContext(ctx, "kind", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kind %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
