@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // KubernetesVersion is the release every provider runs: the binaries of
@@ -55,6 +56,10 @@ type Options struct {
 	ExtraNodes []NodeStarter
 	// Log gets one line per step with its duration (nil: discarded).
 	Log io.Writer
+	// WaitForMachine is how long Start waits while another local cluster
+	// runs on this machine (one at a time: ports, cgroups, devices);
+	// zero fails at once, naming it.
+	WaitForMachine time.Duration
 }
 
 // NodeStarter starts one more real node for Start. Processes it starts

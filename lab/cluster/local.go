@@ -137,11 +137,6 @@ func StartLocal(ctx context.Context, o Options) (_ *Local, err error) {
 		return nil, errors.New("the local cluster needs root (kubelet, containerd, network devices)")
 	}
 	total := time.Now()
-	release, err := acquireMachineLock()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	var c *Local
 	if err := stepOrNil(o.Log, "certificates", func() error {
 		var err error
@@ -150,9 +145,11 @@ func StartLocal(ctx context.Context, o Options) (_ *Local, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := c.claimMachine(); err != nil {
+	release, err := c.claimMachine(ctx, o.WaitForMachine)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	defer func() {
 		if err != nil {
 			c.logf("start failed, stopping what started: %v", err)

@@ -25,7 +25,7 @@ import (
 func TestLocalCluster(t *testing.T) {
 	ok, why := Available()
 	testtier.Need(t, testtier.Cluster, ok, why)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	// A cold build takes longer than a test may: the binaries are built
 	// before the tests (make cluster-up, or scripts/ensure-kube.sh).
@@ -44,7 +44,8 @@ func TestLocalCluster(t *testing.T) {
 	}
 	var log strings.Builder
 	start := time.Now()
-	c, err := StartLocal(ctx, Options{StateDir: state, BinDir: bin, Images: []string{busybox}, Log: &log})
+	// Other packages' cluster tests (the storage VM node's, e2e) may hold the machine.
+	c, err := StartLocal(ctx, Options{StateDir: state, BinDir: bin, Images: []string{busybox}, Log: &log, WaitForMachine: 15 * time.Minute})
 	t.Log("\n" + log.String())
 	if err != nil {
 		t.Fatal(err)

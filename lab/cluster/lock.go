@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -46,32 +47,68 @@ func acquireMachineLock() (release func(), err error) {
 	}, nil
 }
 
-// claimMachine records c as the machine's cluster. A cluster recorded
-// earlier whose processes are gone is cleaned up first; a live one is an
-// error naming it.
-func (c *Local) claimMachine() error {
-	if b, err := os.ReadFile(ownerFile()); err == nil {
-		other := strings.TrimSpace(string(b))
-		if other != "" {
-			prev, aerr := Attach(other)
-			if aerr == nil {
-				for _, p := range prev.procs() {
-					if p.running() {
-						if other == c.dir {
-							return fmt.Errorf("the cluster in %s is already running (pid %d, %s); stop it first: switchyard-lab cluster down --state-dir %s", other, p.pid, p.name, other)
-						}
-						return fmt.Errorf("another local cluster runs on this machine (state dir %s, pid %d, %s); stop it first: switchyard-lab cluster down --state-dir %s", other, p.pid, p.name, other)
-					}
-				}
-				c.logf("cleaning up after the cluster in %s, which did not stop cleanly", other)
-				_ = prev.stop()
+// claimMachine takes the machine for c and returns with the start lock
+// held (release it when started). A cluster recorded earlier whose
+// processes are gone is cleaned up first; while a live one runs, it waits
+// up to wait, then fails naming it.
+func (c *Local) claimMachine(ctx context.Context, wait time.Duration) (release func(), err error) {
+	deadline := time.Now().Add(wait)
+	for {
+		release, err := acquireMachineLock()
+		if err != nil {
+			return nil, err
+		}
+		busy := c.otherCluster()
+		if busy == nil {
+			if err := checkPortsFree(); err != nil {
+				release()
+				return nil, err
 			}
+			if err := os.WriteFile(ownerFile(), []byte(c.dir+"\n"), 0o644); err != nil {
+				release()
+				return nil, err
+			}
+			return release, nil
+		}
+		// Unlocked while waiting: the other cluster's Stop needs the lock.
+		release()
+		if time.Now().After(deadline) {
+			return nil, busy
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (gave up waiting: %v)", busy, ctx.Err())
+		case <-time.After(2 * time.Second):
 		}
 	}
-	if err := checkPortsFree(); err != nil {
-		return err
+}
+
+// otherCluster returns an error naming the cluster that runs on this
+// machine, or nil when none does (cleaning up after one that died).
+func (c *Local) otherCluster() error {
+	b, err := os.ReadFile(ownerFile())
+	if err != nil {
+		return nil
 	}
-	return os.WriteFile(ownerFile(), []byte(c.dir+"\n"), 0o644)
+	other := strings.TrimSpace(string(b))
+	if other == "" {
+		return nil
+	}
+	prev, err := Attach(other)
+	if err != nil {
+		return nil
+	}
+	for _, p := range prev.procs() {
+		if p.running() {
+			if other == c.dir {
+				return fmt.Errorf("the cluster in %s is already running (pid %d, %s); stop it first: switchyard-lab cluster down --state-dir %s", other, p.pid, p.name, other)
+			}
+			return fmt.Errorf("another local cluster runs on this machine (state dir %s, pid %d, %s); stop it first: switchyard-lab cluster down --state-dir %s", other, p.pid, p.name, other)
+		}
+	}
+	c.logf("cleaning up after the cluster in %s, which did not stop cleanly", other)
+	_ = prev.stop()
+	return nil
 }
 
 // releaseMachine forgets the owner record if it is c's.
