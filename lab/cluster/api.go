@@ -117,12 +117,15 @@ type nodeStatus struct {
 	Status struct {
 		Conditions []struct {
 			Type, Status, Reason, Message string
+			LastHeartbeatTime             time.Time `json:"lastHeartbeatTime"`
 		} `json:"conditions"`
 	} `json:"status"`
 }
 
 // NodeReady reports whether the node's Ready condition is True, and the
-// condition's message otherwise.
+// condition's message otherwise. While Start runs, a condition last
+// reported before the start does not count: on a warm start the Node
+// object still says Ready from the previous run.
 func (c *Local) NodeReady(ctx context.Context, name string) (bool, string, error) {
 	var n nodeStatus
 	if err := c.api(ctx, http.MethodGet, "/api/v1/nodes/"+name, "", nil, &n); err != nil {
@@ -133,6 +136,9 @@ func (c *Local) NodeReady(ctx context.Context, name string) (bool, string, error
 	}
 	for _, cond := range n.Status.Conditions {
 		if cond.Type == "Ready" {
+			if cond.LastHeartbeatTime.Before(c.started.Truncate(time.Second)) {
+				return false, "its Ready condition is from before this start", nil
+			}
 			return cond.Status == "True", cond.Reason + ": " + cond.Message, nil
 		}
 	}

@@ -110,8 +110,12 @@ func (c *Local) startHostNode(ctx context.Context) error {
 			return err
 		}
 	}
-	pauseTar, pauseRef, err := c.pauseImage(ctx)
-	if err != nil {
+	var pauseTar, pauseRef string
+	if err := c.step("pause image", func() error {
+		var err error
+		pauseTar, pauseRef, err = c.pauseImage(ctx)
+		return err
+	}); err != nil {
 		return err
 	}
 	if err := os.WriteFile(c.path("containerd", "config.toml"), []byte(containerdConfig(c.dir, pauseRef)), 0o644); err != nil {

@@ -39,6 +39,8 @@ type Local struct {
 	pki    *pki
 	log    io.Writer
 	client *http.Client
+	// started is when StartLocal began (zero for Attach).
+	started time.Time
 
 	mu        sync.Mutex
 	heartbeat map[string]context.CancelFunc // fake nodes' lease renewers
@@ -150,6 +152,7 @@ func StartLocal(ctx context.Context, o Options) (_ *Local, err error) {
 		return nil, err
 	}
 	defer release()
+	c.started = time.Now()
 	defer func() {
 		if err != nil {
 			c.logf("start failed, stopping what started: %v", err)
