@@ -86,16 +86,16 @@ func (c *Local) claimMachine(ctx context.Context, wait time.Duration) (release f
 // otherCluster returns an error naming the cluster that runs on this
 // machine, or nil when none does (cleaning up after one that died).
 func (c *Local) otherCluster() error {
-	b, err := os.ReadFile(ownerFile())
-	if err != nil {
-		return nil
-	}
-	other := strings.TrimSpace(string(b))
+	other := recordedOwner()
 	if other == "" {
 		return nil
 	}
 	prev, err := Attach(other)
 	if err != nil {
+		// Its state dir is gone, and with it the pids; the port check
+		// still catches processes that outlived it.
+		c.logf("ignoring the record of the cluster in %s: %v", other, err)
+		_ = os.Remove(ownerFile())
 		return nil
 	}
 	for _, p := range prev.procs() {
@@ -111,9 +111,18 @@ func (c *Local) otherCluster() error {
 	return nil
 }
 
+// recordedOwner is the state dir the owner file names ("" for none).
+func recordedOwner() string {
+	b, err := os.ReadFile(ownerFile())
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // releaseMachine forgets the owner record if it is c's.
 func (c *Local) releaseMachine() {
-	if b, err := os.ReadFile(ownerFile()); err == nil && strings.TrimSpace(string(b)) == c.dir {
+	if recordedOwner() == c.dir {
 		_ = os.Remove(ownerFile())
 	}
 }
