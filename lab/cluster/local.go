@@ -234,7 +234,12 @@ func (c *Local) stop() error {
 		stopProc(ps[i], 15*time.Second)
 		_ = os.Remove(ps[i].file)
 	}
-	errs := c.cleanupHost()
+	// The host's kubepods, devices and kubelet dirs belong to whichever
+	// cluster runs now: clean them only for this one (or for none).
+	var errs []error
+	if owner := recordedOwner(); owner == "" || owner == c.dir {
+		errs = c.cleanupHost()
+	}
 	c.releaseMachine()
 	if c.client != nil {
 		c.client.CloseIdleConnections()
