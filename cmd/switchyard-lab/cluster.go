@@ -14,12 +14,13 @@ import (
 
 const clusterUsage = `usage: switchyard-lab cluster <command> [flags]
 
-  up [--vm] [--state-dir D] [--fresh] [--image TAR]...
+  up [--vm] [--state-dir D] [--fresh] [--image TAR]... [--wait DURATION]
                       start the local Kubernetes cluster (etcd, control plane, a real node on the
                       host; with --vm also a node in the storage VM) and leave it running; prints
                       each step's time and the kubeconfig path. --fresh starts from an empty state
                       dir (else certificates, etcd data and images are reused: a warm start).
                       --image imports a docker-archive tarball into the host node's containerd.
+                      --wait waits that long while another local cluster runs on this machine.
   down [--state-dir D]
                       stop it and clean the host (mounts, devices, cgroups); the state dir stays
   status [--state-dir D]
@@ -49,12 +50,13 @@ func clusterCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case "up":
 		withVM := fs.Bool("vm", false, "also start a kubelet node in the storage VM")
 		fresh := fs.Bool("fresh", false, "remove the state dir first (a cold start)")
+		wait := fs.Duration("wait", 0, "wait this long while another local cluster runs (one per machine)")
 		var images multiFlag
 		fs.Var(&images, "image", "docker-archive tarball to import into the host node (repeatable)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return 2
 		}
-		o := cluster.Options{StateDir: *stateDir, Images: images, Log: stdout}
+		o := cluster.Options{StateDir: *stateDir, Images: images, Log: stdout, WaitForMachine: *wait}
 		if *fresh {
 			if c, err := cluster.Attach(*stateDir); err == nil && len(c.RunningProcesses()) > 0 {
 				fmt.Fprintf(stderr, "cluster up --fresh: the cluster in %s is running; stop it first (switchyard-lab cluster down)\n", *stateDir)
