@@ -109,3 +109,15 @@ truenas-census: ## refresh simulators/truenas/census/*.json from the middleware'
 		python3 simulators/truenas/census/gen_census.py $(MIDDLEWARE) $$tag $$api > simulators/truenas/census/$$rel.json || exit 1; \
 	done
 	$(GO) test ./simulators/truenas/ -run 'TestCensus' -count=1
+
+# The local Kubernetes cluster (lab/cluster): control plane and a real node on this machine (root).
+# The first run builds Kubernetes and the CSI sidecars from the Go module proxy (tens of minutes; cached).
+CLUSTER_FLAGS ?=
+CLUSTER_STATE ?= /var/lib/switchyard-lab/cluster
+.PHONY: cluster-up cluster-down
+cluster-up: build ## start the local Kubernetes cluster and leave it running (CLUSTER_FLAGS=--vm for the storage VM's node, --fresh; CLUSTER_STATE=dir)
+	@scripts/ensure-cluster-deps.sh
+	@GO=$(GO) scripts/ensure-kube.sh >/dev/null
+	$(BIN)/switchyard-lab cluster up --state-dir $(CLUSTER_STATE) $(CLUSTER_FLAGS)
+cluster-down: build ## stop the local Kubernetes cluster and clean the host (its state dir stays for a warm start)
+	$(BIN)/switchyard-lab cluster down --state-dir $(CLUSTER_STATE)

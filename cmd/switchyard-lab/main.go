@@ -33,6 +33,7 @@ commands:
   truenas the TrueNAS middleware simulator (REST, JSON-RPC and legacy WebSocket, optional SSH)
   infinia the DDN Infinia REST simulator (block volumes over NVMe-oF/TCP)
   vm      the QEMU storage VM: build (and cache) its image, run a script in it, or open a shell
+  cluster the local Kubernetes cluster (control plane and real nodes): up, down, status
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -91,6 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return infiniaCmd(ctx, args[1:], stdout, stderr)
 	case "vm":
 		return vmCmd(ctx, args[1:], stdout, stderr)
+	case "cluster":
+		return clusterCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
