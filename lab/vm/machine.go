@@ -61,15 +61,9 @@ func (img *Image) Start(ctx context.Context, o RunOptions) (*Machine, error) {
 			return nil, fmt.Errorf("vm: clearing the share: %w", err)
 		}
 	}
-	qemu, err := lookTool("qemu-system-x86_64")
+	argv, err := img.Command(o)
 	if err != nil {
-		return nil, fmt.Errorf("vm: %w", err)
-	}
-	socat := ""
-	if len(o.GuestForward) > 0 {
-		if socat, err = lookTool("socat"); err != nil {
-			return nil, fmt.Errorf("vm: guest forwards need socat on the host (package socat): %w", err)
-		}
+		return nil, err
 	}
 	m := &Machine{
 		o: o, tail: &tailBuffer{max: consoleTail}, stderr: &tailBuffer{max: 8192},
@@ -79,7 +73,7 @@ func (img *Image) Start(ctx context.Context, o RunOptions) (*Machine, error) {
 	if o.Console != nil {
 		outs = append(outs, o.Console)
 	}
-	m.cmd = exec.Command(qemu, qemuArgs(img, o, socat)...)
+	m.cmd = exec.Command(argv[0], argv[1:]...)
 	m.cmd.Stdout = io.MultiWriter(outs...)
 	m.cmd.Stderr = m.stderr
 	m.cmd.Stdin = o.Stdin
@@ -92,6 +86,33 @@ func (img *Image) Start(ctx context.Context, o RunOptions) (*Machine, error) {
 	}
 	go m.supervise(ctx)
 	return m, nil
+}
+
+// Command is the QEMU command line (the program first) that boots img
+// with o, for callers that run QEMU themselves (a node VM that outlives
+// the program starting it). It checks that qemu, and socat for guest
+// forwards, are installed.
+func (img *Image) Command(o RunOptions) ([]string, error) {
+	o = withMachineDefaults(o)
+	if o.Share == "" {
+		return nil, errors.New("vm: RunOptions.Share is required (the directory holding run.sh)")
+	}
+	share, err := filepath.Abs(o.Share)
+	if err != nil {
+		return nil, err
+	}
+	o.Share = share
+	qemu, err := lookTool("qemu-system-x86_64")
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	socat := ""
+	if len(o.GuestForward) > 0 {
+		if socat, err = lookTool("socat"); err != nil {
+			return nil, fmt.Errorf("vm: guest forwards need socat on the host (package socat): %w", err)
+		}
+	}
+	return append([]string{qemu}, qemuArgs(img, o, socat)...), nil
 }
 
 // onLine records the init's "LAB: <event>" lines.

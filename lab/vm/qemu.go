@@ -23,10 +23,14 @@ const (
 // inside the VM: the host reaches forwarded ports on 127.0.0.1.
 const GuestAddr = "10.0.2.15"
 
-// PortForward forwards 127.0.0.1:HostPort on the host to GuestPort in the VM.
+// PortForward forwards HostAddr:HostPort on the host to GuestPort in the VM.
 type PortForward struct {
 	HostPort  int
 	GuestPort int
+	// HostAddr is a local address of the host; default 127.0.0.1. (A
+	// Kubernetes node in the VM gets an address of its own, so that the
+	// apiserver reaches its kubelet at the node's InternalIP.)
+	HostAddr string
 }
 
 // GuestForward lets the VM reach a host service: a connection to
@@ -148,7 +152,11 @@ func qemuArgs(img *Image, o RunOptions, socat string) []string {
 		cmdline = append(cmdline, "lab.net")
 		nic = "user,model=virtio-net-pci,restrict=on"
 		for _, f := range o.Forward {
-			nic += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", f.HostPort, f.GuestPort)
+			addr := f.HostAddr
+			if addr == "" {
+				addr = "127.0.0.1"
+			}
+			nic += fmt.Sprintf(",hostfwd=tcp:%s:%d-:%d", addr, f.HostPort, f.GuestPort)
 		}
 		for _, f := range o.GuestForward {
 			// cmd: is split into words by QEMU (shell-like, no shell runs).

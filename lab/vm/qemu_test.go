@@ -33,7 +33,7 @@ func TestQemuArgs(t *testing.T) {
 		},
 		{
 			name:       "udev and forwarded ports",
-			o:          withRunDefaults(RunOptions{Share: "/s", Udev: true, Forward: []PortForward{{8080, 80}, {4420, 4420}}}),
+			o:          withRunDefaults(RunOptions{Share: "/s", Udev: true, Forward: []PortForward{{HostPort: 8080, GuestPort: 80}, {HostPort: 4420, GuestPort: 4420}}}),
 			wantNic:    "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:8080-:80,hostfwd=tcp:127.0.0.1:4420-:4420",
 			wantAppend: []string{"lab.net", "net.ifnames=0"},
 			noAppend:   []string{"lab.noudev"},
@@ -50,9 +50,9 @@ func TestQemuArgs(t *testing.T) {
 		},
 		{
 			name: "host and guest forwards together",
-			o: withRunDefaults(RunOptions{Share: "/s", Forward: []PortForward{{17010, 10250}},
+			o: withRunDefaults(RunOptions{Share: "/s", Forward: []PortForward{{HostPort: 17010, GuestPort: 17010, HostAddr: "10.213.17.2"}},
 				GuestForward: []GuestForward{{GuestAddr: "10.0.2.100", GuestPort: 6443, HostPort: 16443}, {GuestAddr: "10.0.2.101", GuestPort: 80, HostPort: 8080}}}),
-			wantNic: "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:17010-:10250" +
+			wantNic: "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:10.213.17.2:17010-:17010" +
 				",guestfwd=tcp:10.0.2.100:6443-cmd:/usr/bin/socat STDIO TCP:127.0.0.1:16443" +
 				",guestfwd=tcp:10.0.2.101:80-cmd:/usr/bin/socat STDIO TCP:127.0.0.1:8080",
 			wantAppend: []string{"lab.net"},
