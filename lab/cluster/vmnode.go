@@ -53,6 +53,9 @@ const (
 	vmAPIServerGuestPort = 6443
 	vmNodeMemoryMB       = 3072
 	vmNodeReadyTimeout   = 6 * time.Minute
+	// vmStopGrace is how long the guest gets to stop: within the 15 s
+	// that the cluster's Stop gives a process before SIGKILL.
+	vmStopGrace = 10 * time.Second
 )
 
 // vmSimPortRange is where free host ports for simulators are looked for.
@@ -280,7 +283,7 @@ func (v *VMNodeStarter) StartNode(ctx context.Context, c *Local) error {
 	if err != nil {
 		return fmt.Errorf("vmnode: %w", err)
 	}
-	hostEnv := vmHostEnv(o.NodeIP, fmt.Sprintf("syvm%d", o.KubeletPort), share.dir)
+	hostEnv := vmHostEnv(o.NodeIP, fmt.Sprintf("syvm%d", o.KubeletPort), share.dir, vmStopGrace)
 	if err := os.WriteFile(share.path("host.env"), []byte(hostEnv), 0o644); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+	"time"
 )
 
 // The guest side of the VM node (its run.sh and the configuration it
@@ -141,9 +142,9 @@ func vmNodeEnv(c vmShareConfig) string {
 }
 
 // vmHostEnv is host.env, sourced by vm-host.sh.
-func vmHostEnv(nodeIP, link, share string) string {
-	return fmt.Sprintf("# Written by lab/cluster vmnode.go for vm-host.sh.\nNODE_IP=%s\nLINK=%s\nSHARE=%s\n",
-		vmShQuote(nodeIP), vmShQuote(link), vmShQuote(share))
+func vmHostEnv(nodeIP, link, share string, grace time.Duration) string {
+	return fmt.Sprintf("# Written by lab/cluster vmnode.go for vm-host.sh.\nNODE_IP=%s\nLINK=%s\nSHARE=%s\nGRACE=%d\n",
+		vmShQuote(nodeIP), vmShQuote(link), vmShQuote(share), grace/(100*time.Millisecond))
 }
 
 // vmSimulatorScript starts one simulator in the guest; its arguments may

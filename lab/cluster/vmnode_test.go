@@ -32,7 +32,7 @@ func TestVMNode(t *testing.T) {
 	if testing.Short() {
 		testtier.Need(t, testtier.VM, false, "-short (the node VM takes minutes)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 
 	busybox := filepath.Join(t.TempDir(), "busybox.tar")
@@ -48,7 +48,7 @@ func TestVMNode(t *testing.T) {
 	}
 	var log strings.Builder
 	start := time.Now()
-	c, err := StartLocal(ctx, Options{StateDir: t.TempDir(), NoHostNode: true, Images: []string{busybox},
+	c, err := StartLocal(ctx, Options{StateDir: t.TempDir(), NoHostNode: true, WaitForMachine: 20 * time.Minute, Images: []string{busybox},
 		ExtraNodes: []NodeStarter{v}, Log: &log})
 	t.Log("\n" + log.String())
 	if c == nil && err != nil {

@@ -1,11 +1,15 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -222,5 +226,108 @@ func TestReadVMNodeInfo(t *testing.T) {
 	}
 	if in.Simulators["zfs"] != v.Info().Simulators["zfs"] || in.KubeletPort != 17010 {
 		t.Errorf("read %+v", in)
+	}
+}
+
+// vm-host.sh, with a fake ip(8) and a fake QEMU: it puts the node IP on
+// its veth, and on SIGTERM to its process group (the cluster's Stop) asks
+// the guest to stop through the share, kills a guest that does not within
+// GRACE, and removes the veth. A guest that stops by itself ends it too.
+func TestVMHostScript(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		guest string // the fake QEMU's body; $share is the share
+		term  bool
+	}{
+		{"guest honours the stop file", `while [ ! -e "$share/stop" ]; do sleep 0.05; done; echo guest-stopped >>"$share/calls"`, true},
+		{"stuck guest is killed", `trap '' TERM; while :; do sleep 0.05; done`, true},
+		{"guest powers off by itself", `sleep 0.3; exit 3`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "bin")
+			share := filepath.Join(dir, "share")
+			for _, d := range []string{bin, share} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			calls := filepath.Join(share, "calls")
+			files := map[string]string{
+				filepath.Join(bin, "ip"):      "#!/bin/sh\necho \"ip $*\" >>" + vmShQuote(calls) + "\n",
+				filepath.Join(bin, "qemu"):    "#!/bin/sh\nshare=$1\necho $$ >\"$share/qemu.pid\"\n" + tt.guest + "\n",
+				filepath.Join(dir, "host.sh"): vmHostScript,
+				filepath.Join(dir, "host.env"): vmHostEnv("10.250.0.9", "syvmtest", share, time.Second) +
+					"PATH=" + vmShQuote(bin+":"+os.Getenv("PATH")) + "\n",
+			}
+			for p, body := range files {
+				if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := exec.Command("/bin/sh", filepath.Join(dir, "host.sh"), filepath.Join(dir, "host.env"), filepath.Join(bin, "qemu"), share)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var qemuPid int
+			for i := 0; i < 100 && qemuPid == 0; i++ {
+				b, _ := os.ReadFile(filepath.Join(share, "qemu.pid"))
+				qemuPid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				time.Sleep(20 * time.Millisecond)
+			}
+			if qemuPid == 0 {
+				t.Fatalf("the fake QEMU did not start: %s", out.String())
+			}
+			start := time.Now()
+			if tt.term {
+				// As the cluster's stopProc does: the whole group.
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-waited:
+			case <-time.After(10 * time.Second):
+				_ = syscall.Kill(-qemuPid, syscall.SIGKILL)
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-waited
+				t.Fatalf("vm-host.sh did not end within 10 s (QEMU not killed?):\n%s", out.String())
+			}
+			took := time.Since(start)
+			if took > 5*time.Second {
+				t.Errorf("took %s", took)
+			}
+			if syscall.Kill(qemuPid, 0) == nil {
+				_ = syscall.Kill(-qemuPid, syscall.SIGKILL)
+				t.Errorf("the fake QEMU still runs after vm-host.sh ended")
+			}
+			b, _ := os.ReadFile(calls)
+			got := string(b)
+			for _, want := range []string{"ip link add syvmtest type veth peer name syvmtestp", "ip addr add 10.250.0.9/32 dev syvmtest", "ip link set syvmtest up"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("no %q in\n%s", want, got)
+				}
+			}
+			if !strings.HasSuffix(strings.TrimSpace(got), "ip link del syvmtest") {
+				t.Errorf("the veth is not removed at the end:\n%s", got)
+			}
+			_, stopErr := os.Stat(filepath.Join(share, "stop"))
+			if tt.term != (stopErr == nil) {
+				t.Errorf("stop file written: %v, want %v", stopErr == nil, tt.term)
+			}
+			if tt.name == "guest honours the stop file" && (!strings.Contains(got, "guest-stopped") || took > 900*time.Millisecond) {
+				t.Errorf("the guest was not given the chance to stop (%s):\n%s", took, got)
+			}
+			if tt.name == "guest powers off by itself" {
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+					t.Errorf("exit: %v (want QEMU's 3)", err)
+				}
+			}
+		})
 	}
 }

@@ -6,15 +6,17 @@
 #
 # usage: vm-host.sh <env file> <qemu argv...>
 # The env file sets NODE_IP (the node's InternalIP), LINK (a veth name of at
-# most 14 characters) and SHARE (the VM's /lab).
+# most 14 characters), SHARE (the VM's /lab) and GRACE (tenths of a second
+# the guest gets to stop).
 #
 # The node IP goes on a veth pair of its own (this kernel has no dummy
 # devices): QEMU forwards NODE_IP:<kubelet port> into the guest, so the
 # apiserver reaches the kubelet at the node's address (kubectl logs/exec).
 # QEMU runs in its own session: the SIGTERM that Stop sends to this process
 # group must not kill it before the guest has stopped its pods and
-# simulators; on SIGTERM this script writes $SHARE/stop, gives the guest 10 s
-# (Stop's grace is 15 s), then kills QEMU and removes the veth.
+# simulators; on SIGTERM this script writes $SHARE/stop, gives the guest
+# GRACE (10 s; Stop's grace is 15 s), then kills QEMU (and the socat
+# processes of its guest forward, in its session) and removes the veth.
 set -u
 . "$1" || exit 1
 shift
@@ -32,11 +34,12 @@ QEMU=$!
 stop() {
 	touch "$SHARE/stop"
 	i=0
-	while [ $i -lt 100 ] && kill -0 $QEMU 2>/dev/null; do
+	while [ $i -lt "$GRACE" ] && kill -0 $QEMU 2>/dev/null; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	kill -KILL -- "-$QEMU" 2>/dev/null
+	# dash's kill takes a process group as -9 -PGID only.
+	kill -9 -$QEMU 2>/dev/null
 	wait $QEMU
 	ip link del "$LINK" 2>/dev/null
 	echo "vm-host: stopped"
