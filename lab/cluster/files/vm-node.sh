@@ -64,13 +64,18 @@ done
 say containerd-ready
 
 # All at once: each ctr is a large Go program, slow to start under TCG.
+# (wait for these only: containerd and the forwarder are children too.)
+imports=
 for img in $IMAGES; do
 	(
 		ctr -n k8s.io images import "/lab/images/$img" >"$LOGS/images-$img.log" 2>&1
 		echo $? >"/run/import-$img.rc"
 	) &
+	imports="$imports $!"
 done
-wait
+for p in $imports; do
+	wait "$p"
+done
 for img in $IMAGES; do
 	[ "$(cat "/run/import-$img.rc")" = 0 ] || fail "importing $img (see logs/images-$img.log)"
 done
