@@ -74,6 +74,23 @@ func TestVMNode(t *testing.T) {
 	}
 	t.Logf("control plane and the VM node Ready in %.1fs", time.Since(start).Seconds())
 
+	testVMNodeWorks(ctx, t, c, v, password)
+
+	if err := c.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	stopped = true
+	if running := c.RunningProcesses(); len(running) > 0 {
+		t.Errorf("still running after Stop: %v", running)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/sys/class/net/syvm%d", DefaultVMKubeletPort)); err == nil {
+		t.Errorf("the node's veth syvm%d is left behind", DefaultVMKubeletPort)
+	}
+}
+
+// testVMNodeWorks checks the running VM node v of cluster c, whose
+// simulator "zfs" has root's password password.
+func testVMNodeWorks(ctx context.Context, t *testing.T, c *Local, v *VMNodeStarter, password string) {
 	t.Run("labels", func(t *testing.T) {
 		out, err := c.Kubectl(ctx, nil, "get", "node", v.NodeName(), "-o",
 			`jsonpath={.metadata.labels.topology\.kubernetes\.io/zone} {.metadata.labels.lab\.switchyard\.io/storage-vm} {.status.addresses[?(@.type=="InternalIP")].address}`)
@@ -110,7 +127,7 @@ func TestVMNode(t *testing.T) {
 		if !strings.HasPrefix(mp, "/") {
 			t.Fatalf("mountpoint %q", mp)
 		}
-		script := fmt.Sprintf(`set -e
+		script := fmt.Sprintf(`set -ex
 /bin/busybox mkdir -p /mnt/nfs
 /bin/busybox mount -t nfs4 -o vers=4.2,addr=127.0.0.1 127.0.0.1:%s /mnt/nfs
 echo written-over-nfs > /mnt/nfs/marker
@@ -137,16 +154,6 @@ echo "read back: $(/bin/busybox cat /mnt/nfs/marker)"
 		t.Logf("tank/vmnode written: %s", strings.TrimSpace(used))
 	})
 
-	if err := c.Stop(ctx); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	stopped = true
-	if running := c.RunningProcesses(); len(running) > 0 {
-		t.Errorf("still running after Stop: %v", running)
-	}
-	if _, err := os.Stat(fmt.Sprintf("/sys/class/net/syvm%d", DefaultVMKubeletPort)); err == nil {
-		t.Errorf("the node's veth syvm%d is left behind", DefaultVMKubeletPort)
-	}
 }
 
 // vmPod is a busybox pod pinned to node, running script; privileged ones

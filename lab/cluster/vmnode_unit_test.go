@@ -307,7 +307,8 @@ func TestVMHostScript(t *testing.T) {
 			}
 			b, _ := os.ReadFile(calls)
 			got := string(b)
-			for _, want := range []string{"ip link add syvmtest type veth peer name syvmtestp", "ip addr add 10.250.0.9/32 dev syvmtest", "ip link set syvmtest up"} {
+			for _, want := range []string{"ip link add syvmtest type veth peer name syvmtestp", "ip addr add 10.250.0.9/32 dev syvmtest",
+				"ip route replace local 10.250.0.9 dev syvmtest table local proto kernel scope host src 127.0.0.1", "ip link set syvmtest up"} {
 				if !strings.Contains(got, want) {
 					t.Errorf("no %q in\n%s", want, got)
 				}

@@ -12,6 +12,10 @@
 # The node IP goes on a veth pair of its own (this kernel has no dummy
 # devices): QEMU forwards NODE_IP:<kubelet port> into the guest, so the
 # apiserver reaches the kubelet at the node's address (kubectl logs/exec).
+# Connections to it must come from 127.0.0.1: QEMU passes any other client
+# address on to the guest, which owns NODE_IP too and would answer itself;
+# for a loopback client it uses its gateway address 10.0.2.2. Hence the
+# local route's preferred source.
 # QEMU runs in its own session: the SIGTERM that Stop sends to this process
 # group must not kill it before the guest has stopped its pods and
 # simulators; on SIGTERM this script writes $SHARE/stop, gives the guest
@@ -23,6 +27,7 @@ shift
 ip link del "$LINK" 2>/dev/null
 if ! { ip link add "$LINK" type veth peer name "${LINK}p" &&
 	ip addr add "$NODE_IP/32" dev "$LINK" &&
+	ip route replace local "$NODE_IP" dev "$LINK" table local proto kernel scope host src 127.0.0.1 &&
 	ip link set "${LINK}p" up && ip link set "$LINK" up; }; then
 	echo "vm-host: cannot put $NODE_IP on a veth $LINK"
 	ip link del "$LINK" 2>/dev/null

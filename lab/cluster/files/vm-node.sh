@@ -81,6 +81,13 @@ for img in $IMAGES; do
 done
 say images-imported
 
+# The simulators' state on a filesystem of its own: their shares are bind
+# mounts of it, and nfsd exports them with OpenZFS's "mountpoint" option,
+# which mountd checks by the device number (a bind mount within the root
+# filesystem would not count, and the export would be empty).
+mkdir -p /var/lib/switchyard-sim && mount -t tmpfs -o mode=0755 switchyard-sim /var/lib/switchyard-sim ||
+	fail "mounting the simulators' tmpfs"
+
 # Storage simulators: node/sim-<name>.sh each (their arguments may hold
 # credentials: they stay in the share, off the console).
 for name in $SIMULATORS; do
