@@ -26,6 +26,14 @@ var Packages = []string{
 	"udev", "samba", "cifs-utils", "smbclient",
 }
 
+// NodePackages make the image a Kubernetes node as well (lab/cluster's VM
+// node): ImageOptions{ExtraPackages: NodePackages}. It is an image of its
+// own key, so the storage image without them stays cached as it is. The
+// kubelet itself comes through the share: a new Kubernetes release must
+// not rebuild the image. iptables and conntrack: the kubelet and the
+// bridge CNI plugin call them; socat: kubectl port-forward.
+var NodePackages = []string{"containerd", "runc", "containernetworking-plugins", "iptables", "conntrack", "socat"}
+
 // keyInputs is everything the image is made of.
 type keyInputs struct {
 	Kernel    string   // kernel version

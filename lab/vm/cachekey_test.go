@@ -39,3 +39,32 @@ func TestCacheKeyChangesWithEveryInput(t *testing.T) {
 		t.Error("the order of the packages changed the key")
 	}
 }
+
+// The node image is a variant of its own key, and the storage image's
+// package list is untouched by it (its cached image stays valid).
+func TestNodeImageIsItsOwnVariant(t *testing.T) {
+	storage := keyInputs{Kernel: "6.1.0-48-amd64", Packages: Packages, Builder: BuilderVersion}
+	node := storage
+	node.Packages = append(append([]string(nil), Packages...), NodePackages...)
+	if cacheKey(node) == cacheKey(storage) {
+		t.Error("the node image has the storage image's key")
+	}
+	in := map[string]bool{}
+	for _, p := range Packages {
+		in[p] = true
+	}
+	for _, p := range NodePackages {
+		if in[p] {
+			t.Errorf("%s is in both lists: the node variant would not differ by it", p)
+		}
+	}
+	for _, p := range []string{"containerd", "runc", "containernetworking-plugins"} {
+		found := false
+		for _, n := range NodePackages {
+			found = found || n == p
+		}
+		if !found {
+			t.Errorf("NodePackages lacks %s", p)
+		}
+	}
+}

@@ -42,6 +42,20 @@ func BuildTestBinary(ctx context.Context, pkg, out string) error {
 	return nil
 }
 
+// BuildBinary compiles the command pkg (an import path) into a static
+// binary at out that runs inside the VM (e.g. switchyard-lab, to run the
+// simulators there with --kernel).
+func BuildBinary(ctx context.Context, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
+}
+
 // goTool is the go command: PATH's (go test puts its own first), else the
 // toolchain that built this binary.
 func goTool() string {

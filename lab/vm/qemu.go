@@ -7,12 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 )
 
@@ -27,11 +23,33 @@ const (
 // inside the VM: the host reaches forwarded ports on 127.0.0.1.
 const GuestAddr = "10.0.2.15"
 
-// PortForward forwards 127.0.0.1:HostPort on the host to GuestPort in the VM.
+// PortForward forwards HostAddr:HostPort on the host to GuestPort in the VM.
 type PortForward struct {
 	HostPort  int
 	GuestPort int
+	// HostAddr is a local address of the host; default 127.0.0.1. (A
+	// Kubernetes node in the VM gets an address of its own, so that the
+	// apiserver reaches its kubelet at the node's InternalIP.)
+	HostAddr string
 }
+
+// GuestForward lets the VM reach a host service: a connection to
+// GuestAddr:GuestPort inside the VM becomes one to 127.0.0.1:HostPort on the
+// host. QEMU starts one socat (on the host) per connection: its plain tcp:
+// chardev form would serve only one connection at a time, which a kubelet
+// talking to an apiserver outgrows at once.
+type GuestForward struct {
+	// GuestAddr is an otherwise unused address of QEMU's user network
+	// 10.0.2.0/24 (not .2, .3, .15: the gateway, DNS and the guest),
+	// e.g. APIServerGuestAddr.
+	GuestAddr string
+	GuestPort int
+	HostPort  int
+}
+
+// APIServerGuestAddr is the address at which the lab's guests reach the
+// host's Kubernetes apiserver (see GuestForward).
+const APIServerGuestAddr = "10.0.2.100"
 
 // RunOptions tune one boot.
 type RunOptions struct {
@@ -45,7 +63,13 @@ type RunOptions struct {
 	// Forward enables a network card (QEMU user networking with
 	// restrict=on: the VM reaches nothing outside) with these host ports.
 	Forward []PortForward
-	Timeout time.Duration // of the whole boot; default DefaultTimeout
+	// GuestForward enables the network card too, with these ways out to
+	// host services (restrict=on still blocks everything else). They need
+	// socat on the host.
+	GuestForward []GuestForward
+	// Timeout of the whole boot; Run's default is DefaultTimeout, Start
+	// has none.
+	Timeout time.Duration
 	// Console receives the serial console as it comes.
 	Console io.Writer
 	// Stdin, when set, is the console's input: an interactive boot. Without
@@ -84,109 +108,29 @@ func (img *Image) Run(ctx context.Context, o RunOptions) (*Result, error) {
 		defer os.RemoveAll(tmp)
 		o.Share = tmp
 	}
-	share, err := filepath.Abs(o.Share)
+	m, err := img.Start(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(share); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("vm: share %s is not a directory", o.Share)
-	}
-	o.Share = share
-	rcPath := filepath.Join(share, "rc")
-	for _, f := range []string{rcPath, filepath.Join(share, "run.log")} {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("vm: clearing the share: %w", err)
-		}
-	}
-	qemu, err := lookTool("qemu-system-x86_64")
-	if err != nil {
-		return nil, fmt.Errorf("vm: %w", err)
-	}
-
-	tail := &tailBuffer{max: consoleTail}
-	stderr := &tailBuffer{max: 8192}
-	var mu sync.Mutex
-	var boot time.Duration
-	start := time.Now()
-	watch := &lineWatcher{onLine: func(line string) {
-		if strings.Contains(line, "LAB: base-ready") {
-			mu.Lock()
-			if boot == 0 {
-				boot = time.Since(start)
-			}
-			mu.Unlock()
-		}
-	}}
-	outs := []io.Writer{tail, watch}
-	if o.Console != nil {
-		outs = append(outs, o.Console)
-	}
-	cmd := exec.Command(qemu, qemuArgs(img, o)...)
-	cmd.Stdout = io.MultiWriter(outs...)
-	cmd.Stderr = stderr
-	cmd.Stdin = o.Stdin
-	// Its own process group: killing QEMU must not depend on its children.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("vm: starting qemu: %w", err)
-	}
-	done := make(chan struct{})
-	killedc := make(chan error, 1)
-	go func() {
-		timer := time.NewTimer(o.Timeout)
-		defer timer.Stop()
-		var why error
-		select {
-		case <-done:
-			killedc <- nil
-			return
-		case <-ctx.Done():
-			why = fmt.Errorf("vm: qemu killed after %s: %w", time.Since(start).Round(time.Second), ctx.Err())
-		case <-timer.C:
-			why = fmt.Errorf("vm: qemu killed: the boot took longer than its timeout of %s", o.Timeout)
-		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		killedc <- why
-	}()
-	waitErr := cmd.Wait()
-	close(done)
-	killed := <-killedc
-	res := &Result{ExitCode: -1, Wall: time.Since(start), Console: string(tail.Bytes())}
-	mu.Lock()
-	res.BootSeconds = boot.Seconds()
-	mu.Unlock()
-	if killed != nil {
-		return res, fmt.Errorf("%w; console ends with:\n%s", killed, lastLines(res.Console, 15))
-	}
-	if waitErr != nil {
-		return res, fmt.Errorf("vm: qemu: %v: %s; console ends with:\n%s", waitErr,
-			strings.TrimSpace(string(stderr.Bytes())), lastLines(res.Console, 15))
-	}
-	b, err := os.ReadFile(rcPath)
-	if err != nil {
-		if o.Stdin != nil {
-			return res, nil // an interactive boot need not run anything
-		}
-		return res, fmt.Errorf("vm: the VM powered off but run.sh did not finish (no %s); console ends with:\n%s",
-			rcPath, lastLines(res.Console, 15))
-	}
-	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return res, fmt.Errorf("vm: %s holds %q, not an exit code", rcPath, b)
-	}
-	res.ExitCode = code
-	return res, nil
+	return m.Wait()
 }
 
 func withRunDefaults(o RunOptions) RunOptions {
+	o = withMachineDefaults(o)
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
+}
+
+// withMachineDefaults fills in the size of the VM; Start has no default
+// timeout: a long-lived VM lives as long as its context.
+func withMachineDefaults(o RunOptions) RunOptions {
 	if o.MemoryMB <= 0 {
 		o.MemoryMB = DefaultMemoryMB
 	}
 	if o.CPUs <= 0 {
 		o.CPUs = DefaultCPUs
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
 	}
 	return o
 }
@@ -195,7 +139,7 @@ func withRunDefaults(o RunOptions) RunOptions {
 // run a stock kernel), the image's disk with snapshot=on so the cache is
 // never written, the share over 9p, and no network card unless ports are
 // forwarded.
-func qemuArgs(img *Image, o RunOptions) []string {
+func qemuArgs(img *Image, o RunOptions, socat string) []string {
 	// mitigations=off: TCG's CPU has no PCID, so page-table isolation would
 	// flush QEMU's software TLB on every system call (twice as slow).
 	// net.ifnames=0 keeps the card eth0 when udev runs.
@@ -204,11 +148,19 @@ func qemuArgs(img *Image, o RunOptions) []string {
 		cmdline = append(cmdline, "lab.noudev")
 	}
 	nic := "none"
-	if len(o.Forward) > 0 {
+	if len(o.Forward) > 0 || len(o.GuestForward) > 0 {
 		cmdline = append(cmdline, "lab.net")
 		nic = "user,model=virtio-net-pci,restrict=on"
 		for _, f := range o.Forward {
-			nic += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", f.HostPort, f.GuestPort)
+			addr := f.HostAddr
+			if addr == "" {
+				addr = "127.0.0.1"
+			}
+			nic += fmt.Sprintf(",hostfwd=tcp:%s:%d-:%d", addr, f.HostPort, f.GuestPort)
+		}
+		for _, f := range o.GuestForward {
+			// cmd: is split into words by QEMU (shell-like, no shell runs).
+			nic += "," + qemuEscape(fmt.Sprintf("guestfwd=tcp:%s:%d-cmd:%s STDIO TCP:127.0.0.1:%d", f.GuestAddr, f.GuestPort, socat, f.HostPort))
 		}
 	}
 	return []string{

@@ -33,15 +33,34 @@ func TestQemuArgs(t *testing.T) {
 		},
 		{
 			name:       "udev and forwarded ports",
-			o:          withRunDefaults(RunOptions{Share: "/s", Udev: true, Forward: []PortForward{{8080, 80}, {4420, 4420}}}),
+			o:          withRunDefaults(RunOptions{Share: "/s", Udev: true, Forward: []PortForward{{HostPort: 8080, GuestPort: 80}, {HostPort: 4420, GuestPort: 4420}}}),
 			wantNic:    "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:8080-:80,hostfwd=tcp:127.0.0.1:4420-:4420",
 			wantAppend: []string{"lab.net", "net.ifnames=0"},
 			noAppend:   []string{"lab.noudev"},
 		},
+		{
+			// One socat per connection to the host's apiserver (cmd: form),
+			// and the kubelet's port reachable from the host.
+			name: "guest forwards alone enable the card",
+			o: withRunDefaults(RunOptions{Share: "/s", GuestForward: []GuestForward{
+				{GuestAddr: APIServerGuestAddr, GuestPort: 6443, HostPort: 16443},
+			}}),
+			wantNic:    "user,model=virtio-net-pci,restrict=on,guestfwd=tcp:10.0.2.100:6443-cmd:/usr/bin/socat STDIO TCP:127.0.0.1:16443",
+			wantAppend: []string{"lab.net"},
+		},
+		{
+			name: "host and guest forwards together",
+			o: withRunDefaults(RunOptions{Share: "/s", Forward: []PortForward{{HostPort: 17010, GuestPort: 17010, HostAddr: "10.213.17.2"}},
+				GuestForward: []GuestForward{{GuestAddr: "10.0.2.100", GuestPort: 6443, HostPort: 16443}, {GuestAddr: "10.0.2.101", GuestPort: 80, HostPort: 8080}}}),
+			wantNic: "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:10.213.17.2:17010-:17010" +
+				",guestfwd=tcp:10.0.2.100:6443-cmd:/usr/bin/socat STDIO TCP:127.0.0.1:16443" +
+				",guestfwd=tcp:10.0.2.101:80-cmd:/usr/bin/socat STDIO TCP:127.0.0.1:8080",
+			wantAppend: []string{"lab.net"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := qemuArgs(img, tt.o)
+			args := qemuArgs(img, tt.o, "/usr/bin/socat")
 			if got := arg(args, "-nic"); got != tt.wantNic {
 				t.Errorf("-nic %s, want %s", got, tt.wantNic)
 			}
@@ -73,6 +92,22 @@ func TestQemuArgs(t *testing.T) {
 	}
 }
 
+func TestQemuArgsSizes(t *testing.T) {
+	img := &Image{Kernel: "/k", Initrd: "/i", Disk: "/d"}
+	args := qemuArgs(img, withMachineDefaults(RunOptions{Share: "/s", MemoryMB: 3072}), "")
+	joined := strings.Join(args, " ")
+	if !strings.Contains(joined, "-m 3072 ") || !strings.Contains(joined, "-smp 2 ") {
+		t.Errorf("a node VM's memory or cpus wrong: %s", joined)
+	}
+	// A path with a comma in the socat command stays one option value.
+	o := withMachineDefaults(RunOptions{Share: "/s", GuestForward: []GuestForward{{"10.0.2.100", 6443, 1}}})
+	for i, a := range qemuArgs(img, o, "/opt/a,b/socat") {
+		if a == "-nic" && !strings.HasSuffix(qemuArgs(img, o, "/opt/a,b/socat")[i+1], "cmd:/opt/a,,b/socat STDIO TCP:127.0.0.1:1") {
+			t.Errorf("comma not escaped: %s", qemuArgs(img, o, "/opt/a,b/socat")[i+1])
+		}
+	}
+}
+
 func TestRunDefaults(t *testing.T) {
 	o := withRunDefaults(RunOptions{})
 	if o.MemoryMB != 2048 || o.CPUs != 2 || o.Timeout != 15*time.Minute {
@@ -81,6 +116,10 @@ func TestRunDefaults(t *testing.T) {
 	o = withRunDefaults(RunOptions{MemoryMB: 512, CPUs: 1, Timeout: time.Second})
 	if o.MemoryMB != 512 || o.CPUs != 1 || o.Timeout != time.Second {
 		t.Errorf("explicit values replaced: %+v", o)
+	}
+	// A long-lived machine has no timeout unless asked for one.
+	if o := withMachineDefaults(RunOptions{}); o.Timeout != 0 || o.MemoryMB != 2048 {
+		t.Errorf("machine defaults %+v", o)
 	}
 }
 
