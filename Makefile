@@ -29,11 +29,12 @@ demo-vm: build deps ## the demo inside the storage VM (QEMU): the same tours, th
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/static/ ./cmd/...
 	$(BIN)/switchyard-lab demo --vm --static-dir $(BIN)/static
 
-deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), helm (chart tier), Docker (container tier), QEMU + a Debian kernel (vm tier); installs as root
+deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), helm (chart tier), Docker (container tier), QEMU + a Debian kernel (vm tier), etcd/containerd + Kubernetes and the CSI sidecars built from the module proxy (cluster tier); installs as root
 	@scripts/ensure-zfs-fuse.sh
 	@GO=$(GO) scripts/ensure-helm.sh >/dev/null
 	@if [ "$$(id -u)" = 0 ]; then scripts/ensure-docker.sh; fi || case ",$$LAB_REQUIRE," in *,container,*|*,all,*) exit 1;; *) echo "deps: the container tier will skip (no Docker)";; esac
 	@scripts/ensure-vm.sh || case ",$$LAB_REQUIRE," in *,vm,*|*,all,*) exit 1;; *) echo "deps: the vm tier will skip (LAB_REQUIRE does not ask for it)";; esac
+	@if [ "$$(id -u)" = 0 ]; then scripts/ensure-cluster-deps.sh && GO=$(GO) scripts/ensure-kube.sh >/dev/null; else false; fi || case ",$$LAB_REQUIRE," in *,cluster,*|*,all,*) exit 1;; *) echo "deps: the cluster tier will skip (needs root; the first build of Kubernetes takes 15-35 min, then it is cached)";; esac
 
 test: deps lint build ## every test tier this machine can run: unit (with the bounded soak and fuzz seeds), sanity with real mounts, fidelity against zfs-fuse, the storage VM (root)
 	@mkdir -p $(BIN)
