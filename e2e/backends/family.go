@@ -104,3 +104,17 @@ func (f Family) Modes() []string {
 	}
 	return m
 }
+
+// ConnectionFile is the family's connection file for the main release
+// (nodeTopology type node). The storage VM's simulators serve their
+// targets on the VM's loopback, which only the VM's node reaches: the
+// file says so with proxy.perDriver.topology, so the volumes' node
+// affinity keeps pods (and, with per-node controllers, provisioning and
+// deletion) on that node.
+func ConnectionFile(e *Env, fam Family, conn string) string {
+	s := fam.Connection(e, conn)
+	if fam.NeedsVM && e.Lab.VMNode != "" {
+		s += fmt.Sprintf("proxy:\n  perDriver:\n    topology:\n    - requirements:\n        node: %s\n", e.Lab.VMNode)
+	}
+	return s
+}

@@ -87,6 +87,11 @@ type secretStore struct {
 func (s *secretStore) String() string { return "Secret " + s.ns + "/" + s.name }
 
 func (s *secretStore) Put(ctx context.Context, name, content string) error {
+	// The same content again changes nothing: no kubelet refresh, no
+	// driver rebuild.
+	if sec, err := s.cs.CoreV1().Secrets(s.ns).Get(ctx, s.name, metav1.GetOptions{}); err == nil && string(sec.Data[FileKey(name)]) == content {
+		return nil
+	}
 	return s.edit(ctx, func(sec *corev1.Secret) {
 		if sec.Data == nil {
 			sec.Data = map[string][]byte{}
