@@ -30,6 +30,12 @@ type Family struct {
 	// ExpandVisible: after an online expansion the pod sees the new
 	// size. local-hostpath records the size only (a directory has none).
 	ExpandVisible bool
+	// Snapshots: the family offers VolumeSnapshots (and restores).
+	Snapshots bool
+	// MaxIDLen is the longest volume or snapshot id the backend makes
+	// (docs/proxy.md): connection names of up to 125-MaxIDLen characters
+	// keep every handle within CSI's 128 bytes.
+	MaxIDLen int
 	// NeedsVM: nodes need kernel storage clients, which only the storage
 	// VM's node has; pods of the row run there.
 	NeedsVM bool
@@ -118,3 +124,7 @@ func ConnectionFile(e *Env, fam Family, conn string) string {
 	}
 	return s
 }
+
+// SafeConnectionLen is the longest connection name whose handles always
+// fit CSI's 128 bytes: 128 - len("v:") - len("/") - MaxIDLen.
+func (f Family) SafeConnectionLen() int { return 128 - 3 - f.MaxIDLen }

@@ -14,7 +14,7 @@ import (
 // localHostpath: a directory on the host node; no VM.
 func localHostpath() Family {
 	return Family{
-		Name: "local-hostpath", Short: "lhp", Filesystem: true,
+		Name: "local-hostpath", Short: "lhp", Filesystem: true, Snapshots: true, MaxIDLen: 64,
 		Available: func(*Env) (bool, string) { return true, "" },
 		Connection: func(e *Env, conn string) string {
 			base := filepath.Join(e.HostPathBase, conn)
@@ -44,7 +44,8 @@ func localHostpath() Family {
 // the storage VM's kernel.
 func zfsGeneric(driver, short string, block bool) Family {
 	f := Family{
-		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true,
+		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true, Snapshots: true,
+		MaxIDLen: 96, // zfs snapshot ids: <volume id>@<name>
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.ZFS == nil {
 				return false, "E2E_LAB_FILE describes no ZFS-over-SSH host (zfs)"
@@ -113,7 +114,8 @@ func zfsConnection(z *ZFSHost, driver, conn string) string {
 // truenasAPI: the TrueNAS middleware simulator, served by the VM's kernel.
 func truenasAPI(driver, short string, block bool) Family {
 	f := Family{
-		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true,
+		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true, Snapshots: true,
+		MaxIDLen: 96, // zfs snapshot ids: <volume id>@<name>
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.TrueNAS == nil {
 				return false, "E2E_LAB_FILE describes no TrueNAS simulator (truenas)"
@@ -170,6 +172,7 @@ func truenasConnection(t *TrueNASHost, driver, conn string) string {
 func infiniaNVMeoF() Family {
 	return Family{
 		Name: "infinia-nvmeof", Short: "inf", Filesystem: true, Block: true, FSType: "ext4", NeedsVM: true, ExpandVisible: true,
+		MaxIDLen: 96, // <account>:<subtenant>/<service>/<volume>, shortened to fit; no snapshots
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.Infinia == nil {
 				return false, "E2E_LAB_FILE describes no Infinia simulator (infinia)"

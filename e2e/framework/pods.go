@@ -103,7 +103,15 @@ func KiB(bytes int64) string { return strconv.FormatInt(bytes/1024, 10) }
 // unpublished and unstaged by then).
 func (f *F) DeletePod(ctx context.Context, ns, name string) {
 	ginkgo.GinkgoHelper()
-	err := f.Kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	opts := metav1.DeleteOptions{}
+	// A pod bound to a fake node has no kubelet to confirm its end.
+	if p, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Spec.NodeName != "" {
+		if n, err := f.Kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{}); err == nil && n.Labels[FakeLabel] == "true" {
+			zero := int64(0)
+			opts.GracePeriodSeconds = &zero
+		}
+	}
+	err := f.Kube.CoreV1().Pods(ns).Delete(ctx, name, opts)
 	if apierrors.IsNotFound(err) {
 		return
 	}
