@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchyard-csi/switchyard/e2e/internal/driverbin"
 )
 
 // sampleLab has every host, at addresses nothing listens on: rendering
@@ -63,45 +65,64 @@ func TestLoadLab(t *testing.T) {
 	}
 }
 
-// switchyard returns the driver binary: E2E_SWITCHYARD_BIN, else one
-// built from the parent module.
-func switchyard(t *testing.T) string {
+// configCheck runs `switchyard config check` on a proxy main config whose
+// folder holds files (connection name -> content).
+func configCheck(t *testing.T, files map[string]string) (string, error) {
 	t.Helper()
-	if b := os.Getenv("E2E_SWITCHYARD_BIN"); b != "" {
-		return b
+	bin := driverbin.Path(t)
+	dir := t.TempDir()
+	conns := filepath.Join(dir, "connections")
+	os.MkdirAll(conns, 0o755)
+	main := filepath.Join(dir, "main.yaml")
+	os.WriteFile(main, []byte("driver: proxy\nproxy:\n  configFolder: "+conns+"\n  nodeTopology:\n    type: node\n  nodeId:\n    parts:\n      nodeName: true\n      nqn: true\n"), 0o600)
+	for name, content := range files {
+		os.WriteFile(filepath.Join(conns, name+".yaml"), []byte(content), 0o600)
 	}
-	bin := filepath.Join(t.TempDir(), "switchyard")
-	out, err := exec.Command("go", "-C", "../..", "build", "-o", bin, "./cmd/switchyard").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building switchyard: %v\n%s", err, out)
-	}
-	return bin
+	out, err := exec.Command(bin, "config", "check", main).CombinedOutput()
+	return string(out), err
 }
 
 // Every row's connection file passes `switchyard config check`: a row
 // that renders a file the driver refuses would fail every spec of it in
 // the cluster, much later and less clearly.
 func TestEveryRowRendersAConnectionTheDriverAccepts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the driver")
-	}
-	bin := switchyard(t)
-	dir := t.TempDir()
-	conns := filepath.Join(dir, "connections")
-	os.MkdirAll(conns, 0o755)
-	main := filepath.Join(dir, "main.yaml")
-	os.WriteFile(main, []byte("driver: proxy\nproxy:\n  configFolder: "+conns+"\n  nodeTopology:\n    type: node\n  nodeId:\n    parts:\n      nodeName: true\n      nqn: true\n"), 0o600)
 	env := &Env{Lab: sampleLab(), HostPathBase: "/var/lib/csi-local-hostpath", HostPathHostBase: "/var/lib/csi-local-hostpath"}
+	files := map[string]string{}
 	for _, f := range Families() {
-		os.WriteFile(filepath.Join(conns, "e2e-"+f.Short+".yaml"), []byte(f.Connection(env, "e2e-"+f.Short)), 0o600)
+		files["e2e-"+f.Short] = ConnectionFile(env, f, "e2e-"+f.Short)
 	}
-	out, err := exec.Command(bin, "config", "check", main).CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
+	out, err := configCheck(t, files)
+	for _, l := range strings.Split(out, "\n") {
 		if l != "" && !strings.HasPrefix(l, "warning:") && !strings.HasSuffix(l, ": ok") {
 			t.Errorf("config check: %s", l)
 		}
 	}
 	if err != nil {
 		t.Fatalf("config check failed: %v\n%s", err, out)
+	}
+}
+
+// The table's MaxIDLen agrees with the driver: the safe name passes
+// config check's handle-length rule, and the longest name trips it where
+// a handle can overflow.
+func TestSafeAndLongNamesAgreeWithTheDriver(t *testing.T) {
+	env := &Env{Lab: sampleLab(), HostPathBase: "/x", HostPathHostBase: "/x"}
+	for _, f := range Families() {
+		safe := f.SafeName()
+		if len(safe) != f.SafeConnectionLen() {
+			t.Fatalf("%s: safe name %q is %d long, want %d", f.Name, safe, len(safe), f.SafeConnectionLen())
+		}
+		out, err := configCheck(t, map[string]string{safe: f.Connection(env, safe)})
+		if err != nil || strings.Contains(out, "too long") {
+			t.Errorf("%s: the safe name (%d characters) is refused: %v\n%s", f.Name, len(safe), err, out)
+		}
+		if f.OverLimit == "" {
+			continue
+		}
+		long := f.LongName()
+		out, _ = configCheck(t, map[string]string{long: f.Connection(env, long)})
+		if !strings.Contains(out, "too long") {
+			t.Errorf("%s: config check does not flag the 63-character name:\n%s", f.Name, out)
+		}
 	}
 }

@@ -36,6 +36,10 @@ type Family struct {
 	// (docs/proxy.md): connection names of up to 125-MaxIDLen characters
 	// keep every handle within CSI's 128 bytes.
 	MaxIDLen int
+	// OverLimit says which handle a 63-character connection name pushes
+	// over 128 bytes with Kubernetes' names (pvc-<uid>, snapshot-<uid>):
+	// "volume", "snapshot", or "" when none can be.
+	OverLimit string
 	// NeedsVM: nodes need kernel storage clients, which only the storage
 	// VM's node has; pods of the row run there.
 	NeedsVM bool
@@ -128,3 +132,17 @@ func ConnectionFile(e *Env, fam Family, conn string) string {
 // SafeConnectionLen is the longest connection name whose handles always
 // fit CSI's 128 bytes: 128 - len("v:") - len("/") - MaxIDLen.
 func (f Family) SafeConnectionLen() int { return 128 - 3 - f.MaxIDLen }
+
+// SafeName is a connection name of exactly SafeConnectionLen characters.
+func (f Family) SafeName() string { return pad("e2e-safe-"+f.Short+"-", f.SafeConnectionLen()) }
+
+// LongName is a connection name of 63 characters, the most a name may
+// have: with OverLimit set, one of its handles cannot fit.
+func (f Family) LongName() string { return pad("e2e-long-"+f.Short+"-", 63) }
+
+func pad(s string, n int) string {
+	for len(s) < n {
+		s += "x"
+	}
+	return s[:n]
+}

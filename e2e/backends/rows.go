@@ -45,7 +45,7 @@ func localHostpath() Family {
 func zfsGeneric(driver, short string, block bool) Family {
 	f := Family{
 		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true, Snapshots: true,
-		MaxIDLen: 96, // zfs snapshot ids: <volume id>@<name>
+		MaxIDLen: 96, OverLimit: "snapshot", // zfs snapshot ids: <volume id>@<name>
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.ZFS == nil {
 				return false, "E2E_LAB_FILE describes no ZFS-over-SSH host (zfs)"
@@ -115,7 +115,7 @@ func zfsConnection(z *ZFSHost, driver, conn string) string {
 func truenasAPI(driver, short string, block bool) Family {
 	f := Family{
 		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true, Snapshots: true,
-		MaxIDLen: 96, // zfs snapshot ids: <volume id>@<name>
+		MaxIDLen: 96, OverLimit: "snapshot", // zfs snapshot ids: <volume id>@<name>
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.TrueNAS == nil {
 				return false, "E2E_LAB_FILE describes no TrueNAS simulator (truenas)"
@@ -172,7 +172,7 @@ func truenasConnection(t *TrueNASHost, driver, conn string) string {
 func infiniaNVMeoF() Family {
 	return Family{
 		Name: "infinia-nvmeof", Short: "inf", Filesystem: true, Block: true, FSType: "ext4", NeedsVM: true, ExpandVisible: true,
-		MaxIDLen: 96, // <account>:<subtenant>/<service>/<volume>, shortened to fit; no snapshots
+		MaxIDLen: 96, OverLimit: "volume", // <account>:<subtenant>/<service>/<volume>, shortened to fit; no snapshots
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.Infinia == nil {
 				return false, "E2E_LAB_FILE describes no Infinia simulator (infinia)"

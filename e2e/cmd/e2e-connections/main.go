@@ -39,11 +39,19 @@ func main() {
 			fmt.Printf("%-20s skipped: %s\n", fam.Name, why)
 			continue
 		}
-		conn := "e2e-" + fam.Short
-		if err := os.WriteFile(filepath.Join(*out, conn+".yaml"), []byte(backends.ConnectionFile(env, fam, conn)), 0o600); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e-connections:", err)
-			os.Exit(1)
+		// The data path's connection, and the handle-limit suite's: the
+		// documented safe length and, where a handle can overflow, the
+		// longest name allowed.
+		conns := []string{"e2e-" + fam.Short, fam.SafeName()}
+		if fam.OverLimit != "" {
+			conns = append(conns, fam.LongName())
 		}
-		fmt.Printf("%-20s %s.yaml\n", fam.Name, conn)
+		for _, conn := range conns {
+			if err := os.WriteFile(filepath.Join(*out, conn+".yaml"), []byte(backends.ConnectionFile(env, fam, conn)), 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, "e2e-connections:", err)
+				os.Exit(1)
+			}
+			fmt.Printf("%-20s %s.yaml\n", fam.Name, conn)
+		}
 	}
 }
