@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -99,11 +100,15 @@ func httpJSON(ctx context.Context, u string, headers map[string]string, v any) e
 
 // truenasLeftovers lists the datasets (and zvols) under the
 // connection's parents through the REST API.
-func truenasLeftovers(ctx context.Context, base, apiKey, pool, conn string) ([]string, error) {
+func truenasLeftovers(ctx context.Context, base string, t *TrueNASHost, pool, conn string) ([]string, error) {
 	var ds []struct {
 		Name string `json:"name"`
 	}
-	if err := httpJSON(ctx, strings.TrimRight(base, "/")+"/api/v2.0/pool/dataset", map[string]string{"Authorization": "Bearer " + apiKey}, &ds); err != nil {
+	auth := "Bearer " + t.APIKey
+	if t.APIKey == "" {
+		auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(or(t.User, "root")+":"+t.Password))
+	}
+	if err := httpJSON(ctx, strings.TrimRight(base, "/")+"/api/v2.0/pool/dataset", map[string]string{"Authorization": auth}, &ds); err != nil {
 		return nil, fmt.Errorf("TrueNAS datasets: %w", err)
 	}
 	var left []string

@@ -49,7 +49,8 @@ type TrueNASHost struct {
 	URL        string `json:"url"`                // http(s)://host:port for the driver
 	CheckURL   string `json:"checkURL,omitempty"` // for this process (default URL)
 	User       string `json:"user,omitempty"`     // default root
-	APIKey     string `json:"apiKey"`
+	APIKey     string `json:"apiKey,omitempty"`   // or Password
+	Password   string `json:"password,omitempty"` // of User
 	Pool       string `json:"pool,omitempty"`
 	TargetHost string `json:"targetHost,omitempty"`
 	ISCSIPort  int    `json:"iscsiPort,omitempty"`
@@ -92,8 +93,8 @@ func (l *Lab) check() error {
 			bad = append(bad, "zfs: needs ssh (host:port), user and password")
 		}
 	}
-	if t := l.TrueNAS; t != nil && (!strings.Contains(t.URL, "://") || t.APIKey == "") {
-		bad = append(bad, "truenas: needs url (http(s)://host:port) and apiKey")
+	if t := l.TrueNAS; t != nil && (!strings.Contains(t.URL, "://") || t.APIKey == "" && t.Password == "") {
+		bad = append(bad, "truenas: needs url (http(s)://host:port) and apiKey or password")
 	}
 	if i := l.Infinia; i != nil && (i.URL == "" || strings.Count(i.Account, "/") != 2 || strings.Count(i.Service, "/") != 1 || i.Password == "") {
 		bad = append(bad, "infinia: needs url, account (<cluster>/<tenant>/<account>), service (<subtenant>/<service>) and password")

@@ -125,7 +125,7 @@ func truenasAPI(driver, short string, block bool) Family {
 		Connection: func(e *Env, conn string) string { return truenasConnection(e.Lab.TrueNAS, driver, conn) },
 		Leftovers: func(ctx context.Context, e *Env, conn string, made []string) ([]string, error) {
 			t := e.Lab.TrueNAS
-			return truenasLeftovers(ctx, or(t.CheckURL, t.URL), t.APIKey, or(t.Pool, "tank"), conn)
+			return truenasLeftovers(ctx, or(t.CheckURL, t.URL), t, or(t.Pool, "tank"), conn)
 		},
 	}
 	if block {
@@ -144,14 +144,20 @@ func truenasConnection(t *TrueNASHost, driver, conn string) string {
 	pool := or(t.Pool, "tank")
 	target := or(t.TargetHost, "127.0.0.1")
 	var b strings.Builder
-	fmt.Fprintf(&b, "driver: %s\ninstance_id: e2e\nhttpConnection:\n  protocol: %s\n  host: %s\n  port: %s\n  username: %s\n  apiKey: %q\n",
-		driver, u.Scheme, u.Hostname(), port, or(t.User, "root"), t.APIKey)
-	if u.Scheme == "http" {
+	fmt.Fprintf(&b, "driver: %s\ninstance_id: e2e\nhttpConnection:\n  protocol: %s\n  host: %s\n  port: %s\n  username: %s\n",
+		driver, u.Scheme, u.Hostname(), port, or(t.User, "root"))
+	if t.APIKey != "" {
+		fmt.Fprintf(&b, "  apiKey: %q\n", t.APIKey)
+	} else {
+		fmt.Fprintf(&b, "  password: %q\n", t.Password)
+	}
+	switch {
+	case u.Scheme == "http" && t.APIKey != "":
 		// The lab's simulator listens on loopback only: a key in clear
 		// text never leaves the machine.
 		b.WriteString("  allowPlaintextApiKey: true\n")
-	} else {
-		b.WriteString("  allowInsecure: true\n")
+	case u.Scheme == "https":
+		b.WriteString("  allowInsecure: true\n") // the simulator's certificate is made per run
 	}
 	fmt.Fprintf(&b, "zfs:\n  datasetParentName: %[1]s/k8s/%[2]s\n  detachedSnapshotsDatasetParentName: %[1]s/k8s/%[2]s-snapshots\n  datasetEnableQuotas: true\n", pool, conn)
 	switch {
