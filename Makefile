@@ -75,3 +75,11 @@ fuzz: ## every fuzz target for FUZZTIME each (default 10s), a summary table; sto
 
 clean: ## remove build output
 	rm -rf $(BIN)
+
+# --- the cluster tier: e2e suites and Kubernetes' storage conformance (e2e/, docs/testing.md) ---
+.PHONY: e2e e2e-conformance
+E2E_PROVIDER ?= local
+e2e: build ## Ginkgo e2e in a cluster: every backend's data path, topology modes, handle limits, live reload (E2E_PROVIDER=local|kind, E2E_VM=0|1, E2E_LABELS=...; root)
+	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/run.sh
+e2e-conformance: build ## Kubernetes' external storage suite (e2e.test v1.37.2) per backend family (CONFORMANCE=focused|full; root)
+	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/conformance/run.sh
