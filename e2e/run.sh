@@ -15,6 +15,7 @@
 #   E2E_ARTIFACTS where logs, failure dumps and timings go
 #                 (default bin/e2e-artifacts/<UTC time>)
 #   E2E_TIMEOUT   go test's -timeout (default 80m)
+#   E2E_RUN       suites (default) or conformance (e2e/conformance/run.sh instead)
 #   LAB_REQUIRE   with "cluster" (or "all"), a spec that cannot run fails
 set -euo pipefail
 
@@ -157,6 +158,16 @@ collect_logs() {
 	[ "$PROVIDER" = local ] && for d in "$STATE"/vm/*/logs; do [ -d "$d" ] && cp -r "$d" "$ART/logs/vm-$(basename "$(dirname "$d")")"; done
 	true
 }
+
+if [ "${E2E_RUN:-suites}" = conformance ]; then
+	step "Kubernetes' external storage tests (e2e/conformance/run.sh)"
+	export KUBECTL E2E_LAB_FILE=$WORK/lab.json E2E_ARTIFACTS=$ART
+	set +e
+	GO=$GO e2e/conformance/run.sh
+	rc=$?
+	set -e
+	exit "$rc"
+fi
 
 step "suites (go test ./suites in e2e/, labels: ${E2E_LABELS:-all})"
 export E2E_HOSTPATH_BASE=$HOSTPATH E2E_PROVIDER=$PROVIDER E2E_ARTIFACTS=$ART E2E_LAB_FILE=$WORK/lab.json E2E_IMAGE=$busybox
