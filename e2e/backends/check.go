@@ -134,7 +134,7 @@ func infiniaLeftovers(ctx context.Context, h *InfiniaHost, made []string) ([]str
 		} `json:"data"`
 	}
 	if err := httpJSON(ctx, base+"/auth_user", map[string]string{"user_id": parts[2], "password": h.Password, "level": parts[0] + "/" + parts[1]}, &tok); err != nil {
-		return nil, fmt.Errorf("Infinia login: %w", err)
+		return nil, fmt.Errorf("infinia login: %w", err)
 	}
 	auth := map[string]string{"Authorization": "Bearer " + tok.Data.Token}
 	p := fmt.Sprintf("%s/clusters/%s/tenants/%s/subtenants/%s", base, url.PathEscape(parts[0]), url.PathEscape(parts[1]), url.PathEscape(sub))
@@ -144,7 +144,7 @@ func infiniaLeftovers(ctx context.Context, h *InfiniaHost, made []string) ([]str
 		} `json:"data"`
 	}
 	if err := httpJSON(ctx, p+"/services/"+url.PathEscape(svc), auth, &service); err != nil {
-		return nil, fmt.Errorf("Infinia service %s: %w", h.Service, err)
+		return nil, fmt.Errorf("infinia service %s: %w", h.Service, err)
 	}
 	var vols struct {
 		Data []struct {
@@ -152,7 +152,7 @@ func infiniaLeftovers(ctx context.Context, h *InfiniaHost, made []string) ([]str
 		} `json:"data"`
 	}
 	if err := httpJSON(ctx, p+"/datasets/"+url.PathEscape(service.Data.Dataset)+"/volumes", auth, &vols); err != nil {
-		return nil, fmt.Errorf("Infinia volumes: %w", err)
+		return nil, fmt.Errorf("infinia volumes: %w", err)
 	}
 	want := map[string]bool{}
 	for _, id := range made {

@@ -55,7 +55,7 @@ func (f *F) WaitEvent(ctx context.Context, ns, name string, timeout time.Duratio
 	err := f.Wait(ctx, "an event on "+name+" saying "+strings.Join(want, " … "), timeout, func(ctx context.Context) (bool, string, error) {
 		ev, err := f.Events(ctx, ns, name)
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		for _, e := range ev {
 			if containsAll(e.Message, want) {

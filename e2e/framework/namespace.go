@@ -48,7 +48,7 @@ func (f *F) Namespace(ctx context.Context, prefix string) string {
 	if err := f.Wait(ctx, "the default service account in "+ns.Name, time.Minute, func(ctx context.Context) (bool, string, error) {
 		_, err := f.Kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		return true, "", nil
 	}); err != nil {
@@ -75,7 +75,7 @@ func (f *F) deleteNamespace(ctx context.Context, name string) {
 			return true, "", nil
 		}
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		return false, "phase " + string(n.Status.Phase), nil
 	}); err != nil {

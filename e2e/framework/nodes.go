@@ -85,7 +85,7 @@ func (f *F) WaitCSINodeDriver(ctx context.Context, node, driver string, timeout 
 	must(f.Wait(ctx, "driver "+driver+" registered on node "+node, timeout, func(ctx context.Context) (bool, string, error) {
 		cn, err := f.Kube.StorageV1().CSINodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		for _, x := range cn.Spec.Drivers {
 			if x.Name == driver {

@@ -122,7 +122,7 @@ func (f *F) DeletePod(ctx context.Context, ns, name string) {
 			return true, "", nil
 		}
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		return false, podStatus(p) + f.lastEvent(ctx, ns, name), nil
 	}))
@@ -160,7 +160,7 @@ func (f *F) WaitPodReady(ctx context.Context, ns, name string, timeout time.Dura
 	must(f.Wait(ctx, "pod "+ns+"/"+name+" to be Ready", timeout, func(ctx context.Context) (bool, string, error) {
 		p, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		pod = p
 		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
@@ -183,7 +183,7 @@ func (f *F) WaitPodRunning(ctx context.Context, ns, name string, timeout time.Du
 	must(f.Wait(ctx, "pod "+ns+"/"+name+" to be Running", timeout, func(ctx context.Context) (bool, string, error) {
 		p, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		pod = p
 		if p.Status.Phase == corev1.PodFailed {
@@ -195,14 +195,14 @@ func (f *F) WaitPodRunning(ctx context.Context, ns, name string, timeout time.Du
 }
 
 // WaitPodSucceeded waits for the pod to end and returns its termination
-// message; a pod that fails fails the spec with the message.
+// message; when the pod fails, so does the spec, with the message.
 func (f *F) WaitPodSucceeded(ctx context.Context, ns, name string, timeout time.Duration) string {
 	ginkgo.GinkgoHelper()
 	var msg string
 	must(f.Wait(ctx, "pod "+ns+"/"+name+" to succeed", timeout, func(ctx context.Context) (bool, string, error) {
 		p, err := f.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		switch p.Status.Phase {
 		case corev1.PodFailed:

@@ -97,7 +97,7 @@ func (f *F) WaitRollout(ctx context.Context, name string, timeout time.Duration)
 	must(f.Wait(ctx, "deployment "+name+" to roll out", timeout, func(ctx context.Context) (bool, string, error) {
 		d, err := f.Kube.AppsV1().Deployments(f.Config.DriverNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		return rolledOut(d), fmt.Sprintf("generation %d observed %d, replicas %d updated %d available %d",
 			d.Generation, d.Status.ObservedGeneration, d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas), nil

@@ -79,7 +79,7 @@ func (f *F) DeleteSnapshot(ctx context.Context, ns, name string) {
 			return true, "", nil
 		}
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		return false, contentStatus(c), nil
 	}))
@@ -103,7 +103,7 @@ func (f *F) WaitSnapshotReady(ctx context.Context, ns, name string, timeout time
 	must(f.Wait(ctx, "VolumeSnapshot "+ns+"/"+name+" to be ready", timeout, func(ctx context.Context) (bool, string, error) {
 		vs, err := f.Snap.SnapshotV1().VolumeSnapshots(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		st := snapshotStatus(vs)
 		if vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse || vs.Status.BoundVolumeSnapshotContentName == nil {
@@ -111,7 +111,7 @@ func (f *F) WaitSnapshotReady(ctx context.Context, ns, name string, timeout time
 		}
 		c, err := f.Snap.SnapshotV1().VolumeSnapshotContents().Get(ctx, *vs.Status.BoundVolumeSnapshotContentName, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		if c.Status != nil && c.Status.SnapshotHandle != nil {
 			handle = *c.Status.SnapshotHandle
@@ -128,7 +128,7 @@ func (f *F) SnapshotError(ctx context.Context, ns, name string, timeout time.Dur
 	err := f.Wait(ctx, "VolumeSnapshot "+ns+"/"+name+" to fail with "+strings.Join(want, " … "), timeout, func(ctx context.Context) (bool, string, error) {
 		vs, err := f.Snap.SnapshotV1().VolumeSnapshots(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		var msgs []string
 		if vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil {

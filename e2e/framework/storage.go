@@ -131,7 +131,7 @@ func (f *F) DeletePVC(ctx context.Context, ns, name string) {
 			return true, "", nil
 		}
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		return false, fmt.Sprintf("finalizers %v", p.Finalizers), nil
 	}))
@@ -149,7 +149,7 @@ func (f *F) WaitPVGone(ctx context.Context, pv string) error {
 			return true, "", nil
 		}
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		return false, "phase " + string(p.Status.Phase) + f.lastEvent(ctx, "", pv), nil
 	})
@@ -162,7 +162,7 @@ func (f *F) WaitPVCBound(ctx context.Context, ns, name string, timeout time.Dura
 	must(f.Wait(ctx, "PVC "+ns+"/"+name+" to be Bound", timeout, func(ctx context.Context) (bool, string, error) {
 		p, err := f.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		pvc = p
 		return p.Status.Phase == corev1.ClaimBound, "phase " + string(p.Status.Phase) + f.lastEvent(ctx, ns, name), nil
@@ -188,7 +188,7 @@ func (f *F) WaitPVCCapacity(ctx context.Context, ns, name, size string, timeout 
 	must(f.Wait(ctx, "PVC "+ns+"/"+name+" to report capacity "+size, timeout, func(ctx context.Context) (bool, string, error) {
 		p, err := f.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return Retry(err)
 		}
 		got := p.Status.Capacity[corev1.ResourceStorage]
 		var conds []string

@@ -49,3 +49,8 @@ func wait(ctx context.Context, what string, timeout time.Duration, cond Conditio
 		}
 	}
 }
+
+// Retry is a Condition's answer to an error that waiting may cure (the
+// API server is busy, the object is not there yet): not done, the error
+// as the status to report if the wait times out.
+func Retry(err error) (bool, string, error) { return false, err.Error(), nil }

@@ -163,7 +163,7 @@ func expectNothingLeft(ctx context.Context, fam backends.Family, conn string, ma
 	Expect(f.Wait(ctx, "nothing of connection "+conn+" left on the "+fam.Name+" storage", time.Minute, func(ctx context.Context) (bool, string, error) {
 		left, err := fam.Leftovers(ctx, env, conn, made)
 		if err != nil {
-			return false, err.Error(), nil
+			return framework.Retry(err)
 		}
 		return len(left) == 0, fmt.Sprintf("left: %v", left), nil
 	})).To(Succeed())
