@@ -13,23 +13,41 @@ import (
 	"testing"
 )
 
-var build = sync.OnceValues(func() (string, error) {
-	if b := os.Getenv("E2E_SWITCHYARD_BIN"); b != "" {
+var (
+	build    = sync.OnceValues(func() (string, error) { return buildCmd("switchyard", "E2E_SWITCHYARD_BIN") })
+	buildLab = sync.OnceValues(func() (string, error) { return buildCmd("switchyard-lab", "E2E_SWITCHYARD_LAB_BIN") })
+)
+
+// buildCmd builds ../../cmd/<name> (the module root is two levels up
+// from any package of this module), unless env names a binary.
+func buildCmd(name, env string) (string, error) {
+	if b := os.Getenv(env); b != "" {
 		return b, nil
 	}
-	dir, err := os.MkdirTemp("", "e2e-switchyard-")
+	dir, err := os.MkdirTemp("", "e2e-"+name+"-")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "switchyard")
-	// The module root is two levels up from any package of this module
-	// that calls Path (e2e/<pkg>).
-	out, err := exec.Command("go", "-C", "../..", "build", "-o", bin, "./cmd/switchyard").CombinedOutput()
+	bin := filepath.Join(dir, name)
+	out, err := exec.Command("go", "-C", "../..", "build", "-o", bin, "./cmd/"+name).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("building switchyard: %v\n%s", err, out)
+		return "", fmt.Errorf("building %s: %v\n%s", name, err, out)
 	}
 	return bin, nil
-})
+}
+
+// Lab is switchyard-lab, built like Path (E2E_SWITCHYARD_LAB_BIN).
+func Lab(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds switchyard-lab (-short)")
+	}
+	bin, err := buildLab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
 
 // Path is the binary: E2E_SWITCHYARD_BIN, else one built from ../../cmd/switchyard.
 // Skipped with -short.
