@@ -103,6 +103,21 @@ else
 fi
 kc() { "$KUBECTL" "$@"; }
 
+# VolumeSnapshots need the snapshot CRDs and snapshot-controller (with
+# distributed snapshotting: the main release's snapshotters run per node).
+# lab/cluster installs them; a cluster without them gets them here, from
+# the sidecars that scripts/ensure-kube.sh built.
+if ! kc get crd volumesnapshots.snapshot.storage.k8s.io >/dev/null 2>&1; then
+	step "snapshot CRDs and snapshot-controller (the cluster has none)"
+	SIDECARS=$(GO=$GO scripts/ensure-kube.sh --sidecars-dir) || die "no snapshot CRDs in the cluster and no sidecars built (scripts/ensure-kube.sh)"
+	kc apply -f "$SIDECARS/crd" >&2
+	kc wait --for=condition=established --timeout=60s crd/volumesnapshots.snapshot.storage.k8s.io >&2
+	"$SIDECARS/bin/snapshot-controller" --kubeconfig="$KUBECONFIG" --leader-election=false --enable-distributed-snapshotting \
+		>"$ART/snapshot-controller.log" 2>&1 &
+	sc_pid=$!
+	cleanups+=("kill $sc_pid 2>/dev/null; wait $sc_pid 2>/dev/null")
+fi
+
 step "lab file and connection files"
 lab_args=(-host-node "$HOST_NODE" -out "$WORK/lab.json")
 if [ "$VM" = 1 ] && [ -f "$VMJSON" ]; then

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"github.com/onsi/ginkgo/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -23,6 +24,9 @@ type F struct {
 	Conns     Store
 	ZoneConns Store
 	Timings   *Timings
+	// SnapshotAPI is empty when the cluster serves VolumeSnapshots, else
+	// why not (the snapshot CRDs or the snapshot-controller are missing).
+	SnapshotAPI string
 
 	specNamespaces []string
 }
@@ -52,6 +56,7 @@ func New(ctx context.Context, c Config) (*F, error) {
 	} else if _, err := pk.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return nil, fmt.Errorf("the cluster of KUBECONFIG=%s does not answer: %w", c.Kubeconfig, err)
 	}
+	f.SnapshotAPI = snapshotAPIMissing(kube)
 	if f.Conns, err = NewStore(c.Connections, kube, c.DriverNamespace); err != nil {
 		return nil, err
 	}
@@ -61,4 +66,21 @@ func New(ctx context.Context, c Config) (*F, error) {
 		}
 	}
 	return f, nil
+}
+
+// snapshotAPIMissing says why the cluster cannot take VolumeSnapshots,
+// or "" when it can.
+func snapshotAPIMissing(kube kubernetes.Interface) string {
+	if _, err := kube.Discovery().ServerResourcesForGroupVersion("snapshot.storage.k8s.io/v1"); err != nil {
+		return "the cluster serves no snapshot.storage.k8s.io/v1 (install the snapshot CRDs and run snapshot-controller): " + err.Error()
+	}
+	return ""
+}
+
+// NeedSnapshots fails the spec when the cluster cannot take snapshots.
+func (f *F) NeedSnapshots() {
+	ginkgo.GinkgoHelper()
+	if f.SnapshotAPI != "" {
+		ginkgo.Fail(f.SnapshotAPI)
+	}
 }

@@ -16,6 +16,7 @@ import (
 // for driver, removed when the spec ends.
 func (f *F) SnapshotClass(ctx context.Context, prefix, driver string, params map[string]string) string {
 	ginkgo.GinkgoHelper()
+	f.NeedSnapshots()
 	vsc := &snapv1.VolumeSnapshotClass{
 		ObjectMeta:     metav1.ObjectMeta{Name: UniqueName("e2e-" + prefix), Labels: map[string]string{LabelKey: "true"}},
 		Driver:         driver,
