@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,19 @@ func zfsLeftovers(ctx context.Context, addr, user, password, pool, conn string) 
 		}
 	}
 	return left, nil
+}
+
+// zfsSize reads a numeric property (refquota, volsize) of a dataset.
+func zfsSize(ctx context.Context, addr, user, password, dataset, prop string) (int64, error) {
+	out, err := sshRun(ctx, addr, user, password, "zfs get -Hp -o value "+prop+" "+dataset)
+	if err != nil {
+		return 0, fmt.Errorf("zfs get %s %s: %v: %s", prop, dataset, err, out)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("zfs get %s %s: %q is not a size", prop, dataset, strings.TrimSpace(out))
+	}
+	return n, nil
 }
 
 // sshRun runs one command; the output is stdout and stderr together.

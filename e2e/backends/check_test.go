@@ -67,6 +67,12 @@ func TestZFSLeftoversAskTheSimulator(t *testing.T) {
 	if !reflect.DeepEqual(left, want) {
 		t.Errorf("left %v, want %v", left, want)
 	}
+	if out, err := sshRun(ctx, addr, "root", "pw", "zfs set refquota=2147483648 tank/k8s/c1/pvc-1"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if n, err := zfsSize(ctx, addr, "root", "pw", "tank/k8s/c1/pvc-1", "refquota"); err != nil || n != 2<<30 {
+		t.Errorf("refquota: %d %v, want 2 GiB", n, err)
+	}
 	if left, err := zfsLeftovers(ctx, addr, "root", "pw", "tank", "c2"); err != nil || len(left) != 0 {
 		t.Errorf("a connection with no datasets: %v %v, want nothing", left, err)
 	}

@@ -28,8 +28,15 @@ type Family struct {
 	// filesystem volumes on block storage ("" for shares).
 	FSType string
 	// ExpandVisible: after an online expansion the pod sees the new
-	// size. local-hostpath records the size only (a directory has none).
+	// size. local-hostpath records the size only (a directory has none),
+	// and the lab's simulated datasets are plain directories in the VM
+	// (their refquota is recorded, not enforced by a kernel), so NFS and
+	// SMB pods see the VM's disk; block volumes grow for real.
 	ExpandVisible bool
+	// StorageSize, when set, reads a volume's size on the storage system
+	// (id is the backend volume id): an expansion that the pod cannot
+	// see is checked there.
+	StorageSize func(ctx context.Context, e *Env, conn, id string) (int64, error)
 	// Snapshots: the family offers VolumeSnapshots (and restores).
 	Snapshots bool
 	// MaxIDLen is the longest volume or snapshot id the backend makes

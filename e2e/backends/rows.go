@@ -44,8 +44,16 @@ func localHostpath() Family {
 // the storage VM's kernel.
 func zfsGeneric(driver, short string, block bool) Family {
 	f := Family{
-		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true, Snapshots: true,
+		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: block, Snapshots: true,
 		MaxIDLen: 96, OverLimit: "snapshot", // zfs snapshot ids: <volume id>@<name>
+		StorageSize: func(ctx context.Context, e *Env, conn, id string) (int64, error) {
+			z := e.Lab.ZFS
+			prop := "refquota"
+			if block {
+				prop = "volsize"
+			}
+			return zfsSize(ctx, or(z.CheckSSH, z.SSH), z.User, z.Password, or(z.Pool, "tank")+"/k8s/"+conn+"/"+id, prop)
+		},
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.ZFS == nil {
 				return false, "E2E_LAB_FILE describes no ZFS-over-SSH host (zfs)"
@@ -114,7 +122,7 @@ func zfsConnection(z *ZFSHost, driver, conn string) string {
 // truenasAPI: the TrueNAS middleware simulator, served by the VM's kernel.
 func truenasAPI(driver, short string, block bool) Family {
 	f := Family{
-		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: true, Snapshots: true,
+		Name: driver, Short: short, Filesystem: true, Block: block, NeedsVM: true, ExpandVisible: block, Snapshots: true,
 		MaxIDLen: 96, OverLimit: "snapshot", // zfs snapshot ids: <volume id>@<name>
 		Available: func(e *Env) (bool, string) {
 			if e.Lab.TrueNAS == nil {

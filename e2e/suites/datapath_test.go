@@ -129,7 +129,17 @@ func dataPath(ctx context.Context, fam backends.Family, block bool) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kib).To(BeNumerically(">=", grown.Value()*85/100/1024))
 	} else {
-		// local-hostpath records the size; the pod keeps its volume.
+		if fam.StorageSize != nil {
+			Expect(f.Wait(ctx, "the volume to be "+grownSize+" on the storage", time.Minute, func(ctx context.Context) (bool, string, error) {
+				n, err := fam.StorageSize(ctx, env, conn, made[0])
+				if err != nil {
+					return framework.Retry(err)
+				}
+				return n >= grown.Value(), fmt.Sprintf("%d bytes", n), nil
+			})).To(Succeed())
+		}
+		// The size is recorded, not visible in the pod; the pod keeps
+		// its volume.
 		p, err := f.Kube.CoreV1().Pods(ns).Get(ctx, "writer", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "the writer still runs after the expansion")
