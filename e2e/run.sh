@@ -91,8 +91,17 @@ if [ "$PROVIDER" = local ]; then
 	VMJSON=$STATE/vm/storage-vm/vmnode.json
 	export E2E_KUBELET_LOGS="$STATE/logs/*.log,$STATE/vm/*/logs/*.log"
 else
-	step "cluster (kind, kind-config.yaml)"
-	kind create cluster --name switchyard-e2e --config kind-config.yaml --kubeconfig "$WORK/kubeconfig" >&2
+	step "cluster (kind)"
+	cfg=kind-config.yaml
+	if [ ! -f "$cfg" ]; then
+		# One worker for the pods (the host node's role here), with
+		# local-hostpath's folder shared with this machine, where the
+		# suites check that nothing is left.
+		cfg=$WORK/kind-config.yaml
+		mkdir -p $HOSTPATH
+		printf 'kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n- role: worker\n  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n' $HOSTPATH $HOSTPATH >"$cfg"
+	fi
+	kind create cluster --name switchyard-e2e --config "$cfg" --kubeconfig "$WORK/kubeconfig" >&2
 	[ "${E2E_KEEP:-0}" = 1 ] || cleanups+=("kind delete cluster --name switchyard-e2e >&2")
 	for i in "${images[@]}"; do kind load image-archive "$i" --name switchyard-e2e >&2; done
 	export KUBECONFIG=$WORK/kubeconfig
