@@ -16,8 +16,13 @@ func TestUniqueNameIsADNSLabel(t *testing.T) {
 			t.Errorf("UniqueName(%q) = %q: %v", prefix, n, errs)
 		}
 	}
-	if UniqueName("a") == UniqueName("a") {
-		t.Error("two names alike")
+	seen := map[string]bool{}
+	for range 50 {
+		n := UniqueName("a")
+		if seen[n] {
+			t.Fatalf("%s twice in 50 names", n)
+		}
+		seen[n] = true
 	}
 }
 
