@@ -195,13 +195,13 @@ fi
 
 step "suites (go test ./suites in e2e/, labels: ${E2E_LABELS:-all})"
 export E2E_HOSTPATH_BASE=$HOSTPATH E2E_PROVIDER=$PROVIDER E2E_ARTIFACTS=$ART E2E_LAB_FILE=$WORK/lab.json E2E_IMAGE=$busybox
-export E2E_DRIVER_NAMESPACE=$NS E2E_DRIVER_NAME=e2e.switchyard.lab E2E_CONNECTIONS=secret:switchyard-e2e-connections
+export E2E_RELEASE=switchyard E2E_DRIVER_NAMESPACE=$NS E2E_DRIVER_NAME=e2e.switchyard.lab E2E_CONNECTIONS=secret:switchyard-e2e-connections
 export E2E_ZONES_DRIVER_NAME=zones.e2e.switchyard.lab E2E_ZONES_CONNECTIONS=secret:switchyard-e2e-zones-connections
 export E2E_ZONES_PROVISIONER=switchyard-zones-controller/csi-provisioner
 ginkgo_args=(-ginkgo.v -ginkgo.junit-report="$ART/junit.xml")
 [ -n "${E2E_LABELS:-}" ] && ginkgo_args+=(-ginkgo.label-filter="$E2E_LABELS")
 set +e
-(cd e2e && $GO test -count=1 -timeout "${E2E_TIMEOUT:-80m}" ./suites -args "${ginkgo_args[@]}") 2>&1 | tee "$ART/e2e.log"
+(cd e2e && $GO test -v -count=1 -timeout "${E2E_TIMEOUT:-80m}" ./suites -args "${ginkgo_args[@]}") 2>&1 | tee "$ART/e2e.log"
 rc=${PIPESTATUS[0]}
 set -e
 step "suites done (exit $rc); timings in $ART/timings.txt"

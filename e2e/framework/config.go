@@ -31,6 +31,9 @@ type Config struct {
 	// Namespace of the driver's release (controller, node plugins, the
 	// connections Secret).
 	DriverNamespace string
+	// Release is the main release's Helm release name (its pods carry
+	// app.kubernetes.io/instance=<Release>).
+	Release string
 	// DriverName is the CSI driver name of the main release: the proxy
 	// with nodeTopology type node (local-hostpath needs it), which serves
 	// the data path, limits, reload and bad-input specs.
@@ -83,6 +86,7 @@ func LoadConfig() (Config, error) {
 		Provider:         env("E2E_PROVIDER", "local"),
 		Artifacts:        env("E2E_ARTIFACTS", filepath.Join(os.TempDir(), "switchyard-e2e-artifacts")),
 		DriverNamespace:  env("E2E_DRIVER_NAMESPACE", "switchyard"),
+		Release:          env("E2E_RELEASE", "switchyard"),
 		DriverName:       env("E2E_DRIVER_NAME", "org.democratic-csi.proxy"),
 		Connections:      env("E2E_CONNECTIONS", "secret:switchyard-connections"),
 		ZonesDriverName:  os.Getenv("E2E_ZONES_DRIVER_NAME"),

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,6 +22,16 @@ func connectionName(fam backends.Family) string { return "e2e-" + fam.Short }
 func ensureConnection(ctx context.Context, fam backends.Family) string {
 	GinkgoHelper()
 	conn := connectionName(fam)
-	Expect(f.Conns.Put(ctx, conn, backends.ConnectionFile(env, fam, conn))).To(Succeed())
+	putAndWait(ctx, conn, backends.ConnectionFile(env, fam, conn))
 	return conn
+}
+
+// putAndWait writes a connection file into the main release's store and
+// waits until the driver's pods see it (the kubelet refreshes a mounted
+// Secret about a minute after it changes; a file already there returns
+// at once). It returns how long the file took to arrive.
+func putAndWait(ctx context.Context, conn, content string) time.Duration {
+	GinkgoHelper()
+	Expect(f.Conns.Put(ctx, conn, content)).To(Succeed())
+	return f.WaitConnectionFile(ctx, f.Config.Release, conn, content, 4*time.Minute)
 }

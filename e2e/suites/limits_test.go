@@ -35,7 +35,7 @@ var _ = Describe("handle limits", Label("limits"), func() {
 // made where the pod is scheduled); other families bind at once.
 func limitClaim(ctx context.Context, fam backends.Family, ns, conn string) (class string) {
 	GinkgoHelper()
-	Expect(f.Conns.Put(ctx, conn, backends.ConnectionFile(env, fam, conn))).To(Succeed())
+	putAndWait(ctx, conn, backends.ConnectionFile(env, fam, conn))
 	binding := storagev1.VolumeBindingImmediate
 	if !fam.NeedsVM {
 		binding = storagev1.VolumeBindingWaitForFirstConsumer

@@ -31,12 +31,13 @@ var _ = Describe("live reload of connection files", Label("reload", "local-hostp
 	It("serves a connection file added while the driver runs, for a new StorageClass, without a restart", func(ctx SpecContext) {
 		before := driverPods(ctx)
 		conn := framework.UniqueName("e2e-new")
-		putConnection(ctx, conn, backends.ConnectionFile(env, fam, conn))
+		seen := putConnection(ctx, conn, backends.ConnectionFile(env, fam, conn))
+		f.Timings.Record("local-hostpath", "reload", "Secret changed→file in the driver's pods", seen)
 		ns := f.Namespace(ctx, "reload")
 		start := time.Now()
 		claimOn(ctx, ns, "data", conn)
-		f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
-		f.Timings.Since("local-hostpath", "reload", "new connection file→PVC Bound", start)
+		f.WaitPVCBound(ctx, ns, "data", 3*time.Minute)
+		f.Timings.Since("local-hostpath", "reload", "new connection→PVC Bound", start)
 		Expect(driverPods(ctx)).To(Equal(before), "no driver pod restarted or was replaced")
 	}, NodeTimeout(10*time.Minute))
 
@@ -55,12 +56,13 @@ var _ = Describe("live reload of connection files", Label("reload", "local-hostp
 	}, NodeTimeout(10*time.Minute))
 })
 
-// putConnection adds a connection file and removes it when the spec ends,
-// after the spec's volumes (cleanups run last-in, first-out).
-func putConnection(ctx context.Context, conn, content string) {
+// putConnection adds a connection file, waits until the driver's pods
+// see it, and removes it when the spec ends, after the spec's volumes
+// (cleanups run last-in, first-out).
+func putConnection(ctx context.Context, conn, content string) time.Duration {
 	GinkgoHelper()
-	Expect(f.Conns.Put(ctx, conn, content)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) { Expect(f.Conns.Delete(ctx, conn)).To(Succeed()) })
+	return putAndWait(ctx, conn, content)
 }
 
 // claimOn makes a WaitForFirstConsumer claim on conn with a pod on the
