@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // FakeLabel marks the Node objects that stand in for nodes of other
@@ -38,14 +39,20 @@ func (f *F) FakeNode(ctx context.Context, name string, labels map[string]string,
 	// Ready with room for pods, so the scheduler considers it until the
 	// node lifecycle controller notices that no kubelet reports (the test
 	// pods tolerate the taints it adds then).
-	n.Status = corev1.NodeStatus{
-		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "SwitchyardE2EFake",
-			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-		Capacity:    corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")},
-		Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")},
-	}
-	_, err = f.Kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
-	must(err)
+	// The node lifecycle controller writes to a new node at once: retry
+	// on its conflicts.
+	must(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := f.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "SwitchyardE2EFake",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		room := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")}
+		cur.Status.Capacity, cur.Status.Allocatable = room, room
+		_, err = f.Kube.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}))
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: name, UID: n.UID}
 	cn := &storagev1.CSINode{
 		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{owner}, Labels: map[string]string{LabelKey: "true"}},
