@@ -126,12 +126,15 @@ func (f Family) Modes() []string {
 // (nodeTopology type node). The storage VM's simulators serve their
 // targets on the VM's loopback, which only the VM's node reaches: the
 // file says so with proxy.perDriver.topology, so the volumes' node
-// affinity keeps pods (and, with per-node controllers, provisioning and
-// deletion) on that node.
+// affinity keeps pods, and the per-node controllers' provisioning,
+// snapshots and deletion, on that node. Without a VM, the ZFS simulator
+// runs on the host and its volumes belong to the host's node: a volume
+// without node affinity would be snapshotted by no node (distributed
+// snapshotting goes by the volume's node).
 func ConnectionFile(e *Env, fam Family, conn string) string {
 	s := fam.Connection(e, conn)
-	if fam.NeedsVM && e.Lab.VMNode != "" {
-		s += fmt.Sprintf("proxy:\n  perDriver:\n    topology:\n    - requirements:\n        node: %s\n", e.Lab.VMNode)
+	if node := e.Lab.StorageNode(); fam.NeedsVM && node != "" {
+		s += fmt.Sprintf("proxy:\n  perDriver:\n    topology:\n    - requirements:\n        node: %s\n", node)
 	}
 	return s
 }

@@ -68,6 +68,15 @@ type InfiniaHost struct {
 	DataPort int    `json:"dataPort,omitempty"`
 }
 
+// StorageNode is the node whose kernel reaches the simulators' targets:
+// the VM's, else (a simulator on the host, nothing mounts) the host's.
+func (l *Lab) StorageNode() string {
+	if l.VMNode != "" {
+		return l.VMNode
+	}
+	return l.HostNode
+}
+
 // LoadLab reads a lab file; an empty path is an empty lab.
 func LoadLab(path string) (*Lab, error) {
 	l := &Lab{}
