@@ -31,7 +31,7 @@ const (
 
 func zoneOf(node string) string { return "zone-" + node }
 
-var _ = Describe("topology: the three StorageClass modes through the real external-provisioner and scheduler", Ordered, Label("topology"), func() {
+var _ = Describe("topology: the three StorageClass modes through the real external-provisioner and scheduler", Ordered, ContinueOnFailure, Label("topology"), func() {
 	var (
 		fam       backends.Family
 		host      string
