@@ -135,7 +135,7 @@ else
 	# No VM: a ZFS simulator on the host lets the topology and limit
 	# specs make volumes (nothing mounts them here).
 	mkdir -p "$WORK/zfs"
-	bin/switchyard-lab zfs-ssh --listen 127.0.0.1:$HOST_ZFS_PORT --state "$WORK/zfs" --password switchyard-lab --nvmet-port "" \
+	bin/switchyard-lab zfs-ssh --listen 127.0.0.1:$HOST_ZFS_PORT --state "$WORK/zfs" --password switchyard-lab \
 		>"$ART/host-zfs-ssh.log" 2>&1 &
 	zfs_pid=$!
 	cleanups+=("kill $zfs_pid 2>/dev/null; wait $zfs_pid 2>/dev/null")
