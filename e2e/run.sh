@@ -114,13 +114,19 @@ kc() { "$KUBECTL" "$@"; }
 
 # VolumeSnapshots need the snapshot CRDs and snapshot-controller (with
 # distributed snapshotting: the main release's snapshotters run per node).
-# lab/cluster installs them; a cluster without them gets them here, from
-# the sidecars that scripts/ensure-kube.sh built.
+# lab/cluster installs the CRDs; what the cluster lacks is added here,
+# from the sidecars that scripts/ensure-kube.sh built.
+SIDECARS=
+sidecars() { [ -n "$SIDECARS" ] || SIDECARS=$(GO=$GO scripts/ensure-kube.sh --sidecars-dir) || die "no sidecars built (scripts/ensure-kube.sh)"; }
 if ! kc get crd volumesnapshots.snapshot.storage.k8s.io >/dev/null 2>&1; then
-	step "snapshot CRDs and snapshot-controller (the cluster has none)"
-	SIDECARS=$(GO=$GO scripts/ensure-kube.sh --sidecars-dir) || die "no snapshot CRDs in the cluster and no sidecars built (scripts/ensure-kube.sh)"
+	step "snapshot CRDs (the cluster has none)"
+	sidecars
 	kc apply -f "$SIDECARS/crd" >&2
 	kc wait --for=condition=established --timeout=60s crd/volumesnapshots.snapshot.storage.k8s.io >&2
+fi
+if ! pgrep -x snapshot-controller >/dev/null && ! kc get pods -A -o name 2>/dev/null | grep -q snapshot-controller; then
+	step "snapshot-controller (the cluster runs none)"
+	sidecars
 	"$SIDECARS/bin/snapshot-controller" --kubeconfig="$KUBECONFIG" --leader-election=false --enable-distributed-snapshotting \
 		>"$ART/snapshot-controller.log" 2>&1 &
 	sc_pid=$!
