@@ -11,12 +11,12 @@ export LAB_REQUIRE
 
 # Go modules of their own inside the repository (Kubernetes libraries stay
 # out of the driver's go.mod); make test and make lint cover them too.
-NESTED_MODULES := deploy/charts/validate deploy/labsidecars
+NESTED_MODULES := deploy/charts/validate deploy/labsidecars e2e
 
 .PHONY: help build deps test unit cover sanity sanity-report lint demo demo-vm bench fuzz clean
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 build: ## build bin/switchyard and bin/switchyard-lab
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
@@ -122,3 +122,11 @@ cluster-up: build ## start the local Kubernetes cluster and leave it running (CL
 	$(BIN)/switchyard-lab cluster up --state-dir $(CLUSTER_STATE) $(CLUSTER_FLAGS)
 cluster-down: build ## stop the local Kubernetes cluster and clean the host (its state dir stays for a warm start)
 	$(BIN)/switchyard-lab cluster down --state-dir $(CLUSTER_STATE)
+
+# --- the cluster tier: e2e suites and Kubernetes' storage conformance (e2e/, docs/testing.md) ---
+.PHONY: e2e e2e-conformance
+E2E_PROVIDER ?= local
+e2e: build ## Ginkgo e2e in a cluster: every backend's data path, topology modes, handle limits, live reload (E2E_PROVIDER=local|kind, E2E_VM=0|1, E2E_LABELS=...; root)
+	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/run.sh
+e2e-conformance: build ## Kubernetes' external storage suite (e2e.test v1.37.2) per backend family (CONFORMANCE=focused|full; root)
+	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/conformance/run.sh

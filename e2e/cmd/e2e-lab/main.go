@@ -1,0 +1,84 @@
+// Command e2e-lab writes the e2e suites' lab file (E2E_LAB_FILE) from the
+// storage VM node's vmnode.json (lab/cluster writes it at
+// <cluster state>/vm/<node>/vmnode.json): the node names and, for each
+// simulator in the VM, the address its management port is forwarded to
+// on the host. The VM forwards each port to the same number in the guest,
+// so the address works for controllers on the host and in the VM alike.
+//
+//	go run ./cmd/e2e-lab -vmnode vmnode.json -host-node lab-host -out lab.json
+//	go run ./cmd/e2e-lab -host-node lab-host -out lab.json   (no VM: local-hostpath only)
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/switchyard-csi/switchyard/e2e/backends"
+)
+
+// vmNodeInfo is the part of lab/cluster's VMNodeInfo this reads (the
+// e2e module does not import the lab).
+type vmNodeInfo struct {
+	Name       string `json:"name"`
+	Simulators map[string]struct {
+		Kind string `json:"kind"`
+		Addr string `json:"addr"`
+	} `json:"simulators"`
+}
+
+func main() {
+	vmFile := flag.String("vmnode", "", "the VM node's vmnode.json (empty: no VM)")
+	hostNode := flag.String("host-node", "lab-host", "the host's node name")
+	password := flag.String("sim-password", "switchyard-lab", "root's password on the ZFS and TrueNAS simulators (lab/cluster DefaultSimPassword)")
+	infiniaAccount := flag.String("infinia-account", "clu1/red/csiAccount", "the Infinia simulator's account")
+	infiniaPassword := flag.String("infinia-password", "switchyard-lab", "its password")
+	infiniaService := flag.String("infinia-service", "red/csiService", "its block service")
+	hostZFS := flag.String("host-zfs", "", "host:port of a ZFS-over-SSH simulator on the host, for the topology and limit specs when there is no VM (its targets are not real: nothing mounts them)")
+	out := flag.String("out", "", "the lab file to write (required)")
+	flag.Parse()
+	if *out == "" {
+		fail("-out is required")
+	}
+	lab := backends.Lab{HostNode: *hostNode}
+	if *hostZFS != "" {
+		lab.ZFS = &backends.ZFSHost{SSH: *hostZFS, User: "root", Password: *password}
+	}
+	if *vmFile != "" {
+		data, err := os.ReadFile(*vmFile)
+		if err != nil {
+			fail("%v", err)
+		}
+		var in vmNodeInfo
+		if err := json.Unmarshal(data, &in); err != nil {
+			fail("%s: %v", *vmFile, err)
+		}
+		lab.VMNode = in.Name
+		for name, s := range in.Simulators {
+			switch s.Kind {
+			case "zfs-ssh":
+				lab.ZFS = &backends.ZFSHost{SSH: s.Addr, User: "root", Password: *password}
+			case "truenas":
+				lab.TrueNAS = &backends.TrueNASHost{URL: "http://" + s.Addr, User: "root", Password: *password}
+			case "infinia":
+				lab.Infinia = &backends.InfiniaHost{URL: "http://" + s.Addr, Account: *infiniaAccount, Password: *infiniaPassword, Service: *infiniaService}
+			default:
+				fmt.Fprintf(os.Stderr, "e2e-lab: simulator %s: kind %q is not used by the suites\n", name, s.Kind)
+			}
+		}
+	}
+	data, _ := json.MarshalIndent(lab, "", "  ")
+	if err := os.WriteFile(*out, append(data, '\n'), 0o600); err != nil {
+		fail("%v", err)
+	}
+	if _, err := backends.LoadLab(*out); err != nil {
+		fail("%v", err)
+	}
+	fmt.Println(*out)
+}
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "e2e-lab: "+format+"\n", a...)
+	os.Exit(1)
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# make e2e: a cluster, switchyard installed from the chart with the images
+# imported, the Ginkgo suites of e2e/suites, logs collected, the cluster
+# stopped. docs/testing.md describes it; every step says what it does.
+#
+# env:
+#   E2E_PROVIDER  local (default: switchyard-lab cluster up on this machine)
+#                 or kind (kind-config.yaml; needs Docker and a kindest/node
+#                 image, which these machines cannot pull: laptops and CI)
+#   E2E_VM        1 (default): also the storage VM's node and its simulators
+#                 (every backend family); 0: the host node only (local-hostpath,
+#                 and a ZFS simulator on the host for the topology and limits specs)
+#   E2E_LABELS    Ginkgo label filter, e.g. 'datapath && local-hostpath' (default: all)
+#   E2E_KEEP      1: leave the cluster and the releases running afterwards
+#   E2E_ARTIFACTS where logs, failure dumps and timings go
+#                 (default bin/e2e-artifacts/<UTC time>)
+#   E2E_TIMEOUT   go test's -timeout (default 80m)
+#   E2E_RUN       suites (default) or conformance (e2e/conformance/run.sh instead)
+#   LAB_REQUIRE   with "cluster" (or "all"), a spec that cannot run fails
+set -euo pipefail
+
+say() { echo "e2e: $*" >&2; }
+die() {
+	say "$*"
+	exit 1
+}
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
+GO=${GO:-go}
+PROVIDER=${E2E_PROVIDER:-local}
+VM=${E2E_VM:-1}
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+ART=${E2E_ARTIFACTS:-$ROOT/bin/e2e-artifacts/$STAMP}
+mkdir -p "$ART"
+ART=$(cd "$ART" && pwd)
+WORK=$(mktemp -d /tmp/switchyard-e2e.XXXXXX)
+NS=switchyard
+STATE=/var/lib/switchyard-lab/cluster
+HOSTPATH=/var/lib/switchyard-lab/e2e-hostpath # e2e/deploy/main-values.yaml mounts it
+HOST_ZFS_PORT=17122 # a ZFS simulator on the host when there is no VM (outside lab/cluster's 17020-17099)
+t0=$(date +%s)
+step() { say "[$(($(date +%s) - t0))s] $*"; }
+
+cleanups=()
+on_exit() {
+	local rc=$?
+	set +e
+	for ((i = ${#cleanups[@]} - 1; i >= 0; i--)); do eval "${cleanups[$i]}"; done
+	rm -rf "$WORK"
+	say "artifacts in $ART (total $(($(date +%s) - t0))s, exit $rc)"
+	exit $rc
+}
+trap on_exit EXIT
+
+case "$PROVIDER" in
+local) ;;
+kind)
+	# kind needs a kindest/node image from a registry; none is reachable
+	# on these machines (docs/testing.md). On a laptop or in GitHub Actions:
+	command -v kind >/dev/null || die "E2E_PROVIDER=kind: kind is not installed (go install sigs.k8s.io/kind@latest); on machines without a registry use E2E_PROVIDER=local"
+	;;
+*) die "E2E_PROVIDER=$PROVIDER: want local or kind" ;;
+esac
+
+step "images (scripts/images.sh, cached by content key)"
+[ -x scripts/images.sh ] || die "scripts/images.sh is missing: the images are built by make image (deploy/)"
+IMGDIR=$(scripts/images.sh | tail -1)
+[ -f "$IMGDIR/images.txt" ] || die "scripts/images.sh printed $IMGDIR, which has no images.txt"
+images=()
+while read -r tar ref; do images+=("$IMGDIR/$tar"); done <"$IMGDIR/images.txt"
+busybox=$(awk '$2 ~ /busybox/ {print $2}' "$IMGDIR/images.txt")
+[ -n "$busybox" ] || die "no busybox image in $IMGDIR/images.txt: the test pods need it"
+HELM=$(GO=$GO scripts/ensure-helm.sh)
+
+if [ "$PROVIDER" = local ]; then
+	step "cluster (switchyard-lab cluster up$([ "$VM" = 1 ] && echo " --vm"))"
+	scripts/ensure-cluster-deps.sh
+	KUBEBIN=$(GO=$GO scripts/ensure-kube.sh)
+	args=(cluster up)
+	[ "$VM" = 1 ] && args+=(--vm)
+	for i in "${images[@]}"; do args+=(--image "$i"); done
+	[ "${E2E_KEEP:-0}" = 1 ] || cleanups+=("step 'cluster down'; bin/switchyard-lab cluster down >&2")
+	bin/switchyard-lab "${args[@]}" | tee "$ART/cluster-up.log" >&2
+	KUBECONFIG=$(sed -n 's/^export KUBECONFIG=//p' "$ART/cluster-up.log" | tail -1)
+	[ -n "$KUBECONFIG" ] || die "cluster up printed no kubeconfig (see $ART/cluster-up.log)"
+	export KUBECONFIG
+	KUBECTL="$KUBEBIN/kubectl"
+	HOST_NODE=lab-host
+	VMJSON=$STATE/vm/storage-vm/vmnode.json
+	export E2E_KUBELET_LOGS="$STATE/logs/*.log,$STATE/vm/*/logs/*.log"
+else
+	step "cluster (kind)"
+	cfg=kind-config.yaml
+	if [ ! -f "$cfg" ]; then
+		# One worker for the pods (the host node's role here), with
+		# local-hostpath's folder shared with this machine, where the
+		# suites check that nothing is left.
+		cfg=$WORK/kind-config.yaml
+		mkdir -p $HOSTPATH
+		printf 'kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n- role: worker\n  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n' $HOSTPATH $HOSTPATH >"$cfg"
+	fi
+	kind create cluster --name switchyard-e2e --config "$cfg" --kubeconfig "$WORK/kubeconfig" >&2
+	[ "${E2E_KEEP:-0}" = 1 ] || cleanups+=("kind delete cluster --name switchyard-e2e >&2")
+	for i in "${images[@]}"; do kind load image-archive "$i" --name switchyard-e2e >&2; done
+	export KUBECONFIG=$WORK/kubeconfig
+	KUBECTL=$(command -v kubectl) || die "kubectl is needed with kind"
+	HOST_NODE=switchyard-e2e-worker
+	VMJSON=
+	VM=0
+fi
+kc() { "$KUBECTL" "$@"; }
+
+# VolumeSnapshots need the snapshot CRDs and snapshot-controller (with
+# distributed snapshotting: the main release's snapshotters run per node).
+# lab/cluster installs the CRDs; what the cluster lacks is added here,
+# from the sidecars that scripts/ensure-kube.sh built.
+SIDECARS=
+sidecars() { [ -n "$SIDECARS" ] || SIDECARS=$(GO=$GO scripts/ensure-kube.sh --sidecars-dir) || die "no sidecars built (scripts/ensure-kube.sh)"; }
+if ! kc get crd volumesnapshots.snapshot.storage.k8s.io >/dev/null 2>&1; then
+	step "snapshot CRDs (the cluster has none)"
+	sidecars
+	kc apply -f "$SIDECARS/crd" >&2
+	kc wait --for=condition=established --timeout=60s crd/volumesnapshots.snapshot.storage.k8s.io >&2
+fi
+if ! pgrep -x snapshot-controller >/dev/null && ! kc get pods -A -o name 2>/dev/null | grep -q snapshot-controller; then
+	step "snapshot-controller (the cluster runs none)"
+	sidecars
+	"$SIDECARS/bin/snapshot-controller" --kubeconfig="$KUBECONFIG" --leader-election=false --enable-distributed-snapshotting \
+		>"$ART/snapshot-controller.log" 2>&1 &
+	sc_pid=$!
+	cleanups+=("kill $sc_pid 2>/dev/null; wait $sc_pid 2>/dev/null")
+fi
+
+step "lab file and connection files"
+lab_args=(-host-node "$HOST_NODE" -out "$WORK/lab.json")
+if [ "$VM" = 1 ] && [ -f "$VMJSON" ]; then
+	lab_args+=(-vmnode "$VMJSON")
+else
+	# No VM: a ZFS simulator on the host lets the topology and limit
+	# specs make volumes (nothing mounts them here).
+	mkdir -p "$WORK/zfs"
+	bin/switchyard-lab zfs-ssh --listen 127.0.0.1:$HOST_ZFS_PORT --state "$WORK/zfs" --password switchyard-lab \
+		>"$ART/host-zfs-ssh.log" 2>&1 &
+	zfs_pid=$!
+	cleanups+=("kill $zfs_pid 2>/dev/null; wait $zfs_pid 2>/dev/null")
+	lab_args+=(-host-zfs 127.0.0.1:$HOST_ZFS_PORT)
+fi
+(cd e2e && $GO run ./cmd/e2e-lab "${lab_args[@]}") >/dev/null
+cp "$WORK/lab.json" "$ART/lab.json"
+(cd e2e && $GO run ./cmd/e2e-connections -lab "$WORK/lab.json" -hostpath-base $HOSTPATH -out "$WORK/connections") >&2
+cleanups+=("find $HOSTPATH >'$ART/hostpath-left.txt' 2>&1; rm -rf $HOSTPATH")
+
+values=(-f "$IMGDIR/lab-values.yaml" -f e2e/deploy/main-values.yaml)
+if grep -q '"infinia"' "$WORK/lab.json"; then
+	values+=(-f e2e/deploy/infinia-values.yaml)
+	# The node id's nqn part reads /etc/nvme/hostnqn on every node; the
+	# host has none (no NVMe here), the VM has its own.
+	if [ ! -e /etc/nvme/hostnqn ]; then
+		mkdir -p /etc/nvme
+		echo "nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)" >/etc/nvme/hostnqn
+		cleanups+=("rm -f /etc/nvme/hostnqn; rmdir /etc/nvme 2>/dev/null")
+	fi
+fi
+
+step "install switchyard (helm: release switchyard, and switchyard-zones for the topology suite)"
+kc create namespace $NS --dry-run=client -o yaml | kc apply -f - >&2
+kc -n $NS create secret generic switchyard-e2e-connections --from-file="$WORK/connections" --dry-run=client -o yaml | kc apply -f - >&2
+kc -n $NS create secret generic switchyard-e2e-zones-connections --dry-run=client -o yaml | kc apply -f - >&2
+"$HELM" upgrade --install switchyard deploy/charts/switchyard -n $NS "${values[@]}" --wait --timeout 10m >&2
+"$HELM" upgrade --install switchyard-zones deploy/charts/switchyard -n $NS -f "$IMGDIR/lab-values.yaml" -f e2e/deploy/zones-values.yaml \
+	--set "controller.nodeSelector.kubernetes\.io/hostname=$HOST_NODE" --wait --timeout 10m >&2
+if [ "${E2E_KEEP:-0}" != 1 ]; then
+	cleanups+=("step 'uninstall'; '$HELM' uninstall -n $NS switchyard-zones switchyard --wait --timeout 5m >&2")
+fi
+cleanups+=("collect_logs")
+collect_logs() {
+	mkdir -p "$ART/logs"
+	kc -n $NS get pods -o wide >"$ART/logs/driver-pods.txt" 2>&1
+	kc get events -A --sort-by=.lastTimestamp >"$ART/logs/events.txt" 2>&1
+	for p in $(kc -n $NS get pods -o name 2>/dev/null); do
+		for c in $(kc -n $NS get "$p" -o jsonpath='{.spec.containers[*].name}' 2>/dev/null); do
+			kc -n $NS logs "$p" -c "$c" >"$ART/logs/${p#pod/}_$c.log" 2>&1
+		done
+	done
+	[ "$PROVIDER" = local ] && cp -r "$STATE/logs" "$ART/logs/cluster" 2>/dev/null
+	[ "$PROVIDER" = local ] && for d in "$STATE"/vm/*/logs; do [ -d "$d" ] && cp -r "$d" "$ART/logs/vm-$(basename "$(dirname "$d")")"; done
+	true
+}
+
+if [ "${E2E_RUN:-suites}" = conformance ]; then
+	step "Kubernetes' external storage tests (e2e/conformance/run.sh)"
+	export KUBECTL E2E_LAB_FILE=$WORK/lab.json E2E_ARTIFACTS=$ART
+	set +e
+	GO=$GO e2e/conformance/run.sh
+	rc=$?
+	set -e
+	exit "$rc"
+fi
+
+step "suites (go test ./suites in e2e/, labels: ${E2E_LABELS:-all})"
+export E2E_HOSTPATH_BASE=$HOSTPATH E2E_PROVIDER=$PROVIDER E2E_ARTIFACTS=$ART E2E_LAB_FILE=$WORK/lab.json E2E_IMAGE=$busybox
+export E2E_RELEASE=switchyard E2E_DRIVER_NAMESPACE=$NS E2E_DRIVER_NAME=e2e.switchyard.lab E2E_CONNECTIONS=secret:switchyard-e2e-connections
+export E2E_ZONES_DRIVER_NAME=zones.e2e.switchyard.lab E2E_ZONES_CONNECTIONS=secret:switchyard-e2e-zones-connections
+export E2E_ZONES_PROVISIONER=switchyard-zones-controller/csi-provisioner
+ginkgo_args=(-ginkgo.v -ginkgo.junit-report="$ART/junit.xml")
+[ -n "${E2E_LABELS:-}" ] && ginkgo_args+=(-ginkgo.label-filter="$E2E_LABELS")
+set +e
+(cd e2e && $GO test -v -count=1 -timeout "${E2E_TIMEOUT:-80m}" ./suites -args "${ginkgo_args[@]}") 2>&1 | tee "$ART/e2e.log"
+rc=${PIPESTATUS[0]}
+set -e
+step "suites done (exit $rc); timings in $ART/timings.txt"
+exit "$rc"

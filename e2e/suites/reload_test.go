@@ -1,0 +1,92 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/switchyard-csi/switchyard/e2e/backends"
+	"github.com/switchyard-csi/switchyard/e2e/framework"
+)
+
+// Live reload in the cluster: connection files change in the Secret the
+// controller mounts, the kubelet refreshes the mounted Secret (about a
+// minute), and the proxy picks the change up on the next call, without
+// a restart (docs/proxy.md#live-reload). local-hostpath: the host node is
+// enough.
+var _ = Describe("live reload of connection files", Label("reload", "local-hostpath", "host"), func() {
+	var fam backends.Family
+
+	BeforeEach(func() {
+		var err error
+		fam, err = backends.Lookup("local-hostpath")
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("serves a connection file added while the driver runs, for a new StorageClass, without a restart", func(ctx SpecContext) {
+		before := driverPods(ctx)
+		conn := framework.UniqueName("e2e-new")
+		seen := putConnection(ctx, conn, backends.ConnectionFile(env, fam, conn))
+		f.Timings.Record("local-hostpath", "reload", "Secret changed→file in the driver's pods", seen)
+		ns := f.Namespace(ctx, "reload")
+		start := time.Now()
+		claimOn(ctx, ns, "data", conn)
+		f.WaitPVCBound(ctx, ns, "data", 3*time.Minute)
+		f.Timings.Since("local-hostpath", "reload", "new connection→PVC Bound", start)
+		Expect(driverPods(ctx)).To(Equal(before), "no driver pod restarted or was replaced")
+	}, NodeTimeout(10*time.Minute))
+
+	It("fails only the PVCs of a broken connection file, with an event naming the file", func(ctx SpecContext) {
+		broken := framework.UniqueName("e2e-broken")
+		putConnection(ctx, broken, "driver: local-hostpath\nlocal-hostpath:\n  shareBasePath: data\n  controllerBasePath: /var/lib/csi-local-hostpath/x\n")
+		healthy := ensureConnection(ctx, fam)
+		ns := f.Namespace(ctx, "broken")
+		claimOn(ctx, ns, "broken", broken)
+		claimOn(ctx, ns, "healthy", healthy)
+		msg, err := f.WaitEvent(ctx, ns, "broken", 5*time.Minute, broken+".yaml", "local-hostpath.shareBasePath")
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("event: %s\n", msg)
+		f.WaitPVCBound(ctx, ns, "healthy", 3*time.Minute)
+		expectStillPending(ctx, ns, "broken")
+	}, NodeTimeout(10*time.Minute))
+})
+
+// putConnection adds a connection file, waits until the driver's pods
+// see it, and removes it when the spec ends, after the spec's volumes
+// (cleanups run last-in, first-out).
+func putConnection(ctx context.Context, conn, content string) time.Duration {
+	GinkgoHelper()
+	DeferCleanup(func(ctx SpecContext) { Expect(f.Conns.Delete(ctx, conn)).To(Succeed()) })
+	return putAndWait(ctx, conn, content)
+}
+
+// claimOn makes a WaitForFirstConsumer claim on conn with a pod on the
+// host node to consume it.
+func claimOn(ctx context.Context, ns, name, conn string) {
+	GinkgoHelper()
+	sc := f.StorageClass(ctx, name, framework.Class{Driver: f.Config.DriverName, Parameters: map[string]string{"connection": conn},
+		Binding: storagev1.VolumeBindingWaitForFirstConsumer})
+	f.PVC(ctx, ns, name, framework.Claim{Class: sc.Name, Size: dataSize})
+	f.Pod(ctx, ns, framework.Workload{Name: name, PVC: name, Script: "sleep 3600", Node: nodeFor(ctx, backends.Family{})})
+}
+
+// driverPods is the driver's pods by name with their UID and restarts.
+func driverPods(ctx context.Context) map[string]string {
+	GinkgoHelper()
+	l, err := f.Kube.CoreV1().Pods(f.Config.DriverNamespace).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]string{}
+	for _, p := range l.Items {
+		restarts := int32(0)
+		for _, c := range p.Status.ContainerStatuses {
+			restarts += c.RestartCount
+		}
+		out[p.Name] = fmt.Sprintf("%s restarts %d", p.UID, restarts)
+	}
+	return out
+}
