@@ -39,7 +39,8 @@ deps: ## what the test tiers need on this machine: zfs-fuse (fidelity tier), hel
 test: deps lint build ## every test tier this machine can run: unit (with the bounded soak and fuzz seeds), sanity with real mounts, fidelity against zfs-fuse, the storage VM (root)
 	@mkdir -p $(BIN)
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt SANITY_VM_REPORT=$(CURDIR)/$(BIN)/sanity-vm-report.txt $(GO) test -count=1 -timeout 60m ./...
-	@for m in $(NESTED_MODULES); do echo "go test ($$m)"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
+	@for m in $(filter-out e2e,$(NESTED_MODULES)); do echo "go test ($$m)"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
+	cd e2e && $(GO) test -count=1 ./framework/... ./backends/... ./badinput/... # the suites themselves run in make e2e
 	@$(MAKE) --no-print-directory sanity-report
 
 unit: ## unit tests only (no root needed)

@@ -37,6 +37,11 @@ func parsePerDriverTopology(t config.Tree) ([]TopologyEntry, config.Problems) {
 		extra, p2 := stringMap(item, "extra", k)
 		ps = append(ps, p1...)
 		ps = append(ps, p2...)
+		if len(req) == 0 && len(p1) == 0 {
+			// Without requirements the entry would serve every zone: a
+			// forgotten key, never what a topology entry means.
+			ps = append(ps, config.Problem{Key: k + ".requirements", Msg: "is required: the topology segment (e.g. zone: a) this connection's volumes are reachable in"})
+		}
 		for rk := range req {
 			if strings.Contains(rk, "/") {
 				ps = append(ps, config.Problem{Key: k + ".requirements." + rk, Msg: "use the short key (without prefix): the proxy adds nodeTopology.prefix"})
@@ -57,11 +62,21 @@ func stringMap(t config.Tree, key, at string) (map[string]string, config.Problem
 		return nil, config.Problems{{Key: at + "." + key, Msg: "must be a map of key: value"}}
 	}
 	out := make(map[string]string, len(m))
-	for k := range m {
-		s, _ := config.Tree(m).String(k)
-		out[k] = s
+	var ps config.Problems
+	for k, val := range m {
+		// The value itself, not Tree.String(k): keys such as
+		// topology.kubernetes.io/zone hold dots, which a path lookup would
+		// split into nested maps and find nothing.
+		switch x := val.(type) {
+		case string:
+			out[k] = x
+		case bool, int, int64, uint64, float64:
+			out[k] = fmt.Sprint(x)
+		default:
+			ps = append(ps, config.Problem{Key: at + "." + key + "." + k, Msg: "must be a string"})
+		}
 	}
-	return out, nil
+	return out, ps
 }
 
 // segments returns the full topology segments of an entry: prefixed
