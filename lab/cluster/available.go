@@ -4,28 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/switchyard-csi/switchyard/lab/vm"
 )
-
-// sbinDirs are searched too: as non-root, PATH often lacks them.
-var sbinDirs = []string{"/usr/sbin", "/sbin", "/usr/bin"}
-
-// lookTool finds a host program in PATH or the sbin directories.
-func lookTool(name string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	for _, d := range sbinDirs {
-		p := filepath.Join(d, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found in PATH or %s", name, strings.Join(sbinDirs, ", "))
-}
 
 // hostTools are the programs of scripts/ensure-cluster-deps.sh, by package.
 var hostTools = [][2]string{
@@ -43,7 +26,7 @@ func Available() (ok bool, reason string) {
 	}
 	var missing []string
 	for _, t := range hostTools {
-		if _, err := lookTool(t[0]); err != nil {
+		if _, err := vm.LookTool(t[0]); err != nil {
 			missing = append(missing, fmt.Sprintf("%s (package %s)", t[0], t[1]))
 		}
 	}

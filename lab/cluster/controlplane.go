@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/switchyard-csi/switchyard/lab/vm"
 )
 
 // etcdArgs runs Debian's etcd 3.4 on loopback only, plain HTTP: nothing
@@ -119,7 +121,7 @@ func (c *Local) startControlPlane(ctx context.Context) error {
 			return err
 		}
 	}
-	etcd, err := lookTool("etcd")
+	etcd, err := vm.LookTool("etcd")
 	if err != nil {
 		return fmt.Errorf("%w (package etcd-server; scripts/ensure-cluster-deps.sh installs it)", err)
 	}

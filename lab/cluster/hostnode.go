@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchyard-csi/switchyard/lab/vm"
 )
 
 // Host network devices of the host node: a veth pair carrying the node IP
@@ -124,7 +126,7 @@ func (c *Local) startHostNode(ctx context.Context) error {
 	if err := os.WriteFile(c.path("cni", "net.d", "10-switchyard-lab.conflist"), []byte(cniConfig(c.dir)), 0o644); err != nil {
 		return err
 	}
-	containerd, err := lookTool("containerd")
+	containerd, err := vm.LookTool("containerd")
 	if err != nil {
 		return fmt.Errorf("%w (package containerd; scripts/ensure-cluster-deps.sh installs it)", err)
 	}
@@ -183,7 +185,7 @@ func (c *Local) setupNodeNetwork() error {
 // need: the kubernetes service's ClusterIP:443 forwards to the apiserver
 // (which listens on loopback only).
 func (c *Local) startServiceForwarder() error {
-	socat, err := lookTool("socat")
+	socat, err := vm.LookTool("socat")
 	if err != nil {
 		return fmt.Errorf("%w (package socat; scripts/ensure-cluster-deps.sh installs it)", err)
 	}
@@ -219,7 +221,7 @@ func (c *Local) waitContainerd(ctx context.Context, timeout time.Duration) error
 // ctr runs containerd's client against the node's containerd, in the
 // namespace the CRI plugin uses.
 func (c *Local) ctr(ctx context.Context, args ...string) error {
-	ctr, err := lookTool("ctr")
+	ctr, err := vm.LookTool("ctr")
 	if err != nil {
 		return err
 	}
@@ -233,7 +235,7 @@ func (c *Local) ctr(ctx context.Context, args ...string) error {
 
 // run runs a host command, its output in the error.
 func run(argv ...string) error {
-	p, err := lookTool(argv[0])
+	p, err := vm.LookTool(argv[0])
 	if err != nil {
 		return err
 	}

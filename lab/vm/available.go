@@ -19,10 +19,11 @@ var (
 )
 
 // sbinDirs are searched too: as non-root, PATH often lacks them.
-var sbinDirs = []string{"/usr/sbin", "/sbin"}
+var sbinDirs = []string{"/usr/sbin", "/sbin", "/usr/bin"}
 
-// lookTool finds a host program in PATH or the sbin directories.
-func lookTool(name string) (string, error) {
+// LookTool finds a host program in PATH or the sbin directories (lab/cluster
+// finds its etcd, containerd and socat the same way).
+func LookTool(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
@@ -40,7 +41,7 @@ func lookTool(name string) (string, error) {
 func Available() (ok bool, reason string) {
 	var missing []string
 	need := func(tool, pkg string) {
-		if _, err := lookTool(tool); err != nil {
+		if _, err := LookTool(tool); err != nil {
 			missing = append(missing, fmt.Sprintf("%s (package %s)", tool, pkg))
 		}
 	}

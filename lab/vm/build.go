@@ -186,7 +186,7 @@ func writeInitramfs(p buildPlan, modSrc string) error {
 // runLogged runs a host command with its output going to log; the error
 // carries the output's tail. The whole process group dies with ctx.
 func runLogged(ctx context.Context, log io.Writer, name string, args ...string) error {
-	path, err := lookTool(name)
+	path, err := LookTool(name)
 	if err != nil {
 		return err
 	}

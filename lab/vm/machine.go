@@ -102,13 +102,13 @@ func (img *Image) Command(o RunOptions) ([]string, error) {
 		return nil, err
 	}
 	o.Share = share
-	qemu, err := lookTool("qemu-system-x86_64")
+	qemu, err := LookTool("qemu-system-x86_64")
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}
 	socat := ""
 	if len(o.GuestForward) > 0 {
-		if socat, err = lookTool("socat"); err != nil {
+		if socat, err = LookTool("socat"); err != nil {
 			return nil, fmt.Errorf("vm: guest forwards need socat on the host (package socat): %w", err)
 		}
 	}

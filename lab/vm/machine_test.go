@@ -148,6 +148,6 @@ func TestMachineGuestForwardNeedsSocat(t *testing.T) {
 }
 
 func lookToolOrEmpty(name string) string {
-	p, _ := lookTool(name)
+	p, _ := LookTool(name)
 	return p
 }

@@ -31,7 +31,7 @@ func extractPVHKernel(bzImage, out string) error {
 	if off < 0 {
 		return errors.New("the kernel is not xz-compressed")
 	}
-	xz, err := lookTool("xz")
+	xz, err := LookTool("xz")
 	if err != nil {
 		return err
 	}
