@@ -38,7 +38,7 @@ func (c *Local) Spawn(name string, argv []string, env []string) error {
 	fmt.Fprintf(logf, "=== %s %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(withoutProxy(os.Environ()), env...)
 	cmd.Dir = c.dir
 	// A session of its own: no terminal's hangup or Ctrl-C reaches it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -55,6 +55,27 @@ func (c *Local) Spawn(name string, argv []string, env []string) error {
 	// Reaped here while this program lives; adopted by init once it exits.
 	go func() { _ = cmd.Wait() }()
 	return nil
+}
+
+// withoutProxy drops the HTTP proxy variables from environ. The cluster's
+// processes only talk to this machine, the lab's veth networks and the
+// storage VM, never through a proxy; but kube-apiserver honours
+// HTTPS_PROXY for its connections to kubelets, so on a machine whose
+// environment names an egress proxy (CI reaches the Go module proxy
+// through one) `kubectl exec` to a node at 10.250.0.x went to that proxy
+// and came back "unable to upgrade connection: resolve_deny: denied
+// destination".
+func withoutProxy(environ []string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch strings.ToLower(name) {
+		case "http_proxy", "https_proxy", "all_proxy", "no_proxy":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // LogPath is the log file of the cluster process name.

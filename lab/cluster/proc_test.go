@@ -52,3 +52,37 @@ func TestSpawnAndStop(t *testing.T) {
 		t.Error("spawning a missing program succeeded")
 	}
 }
+
+// TestSpawnDropsProxyVariables: a proxy named in the environment must not
+// reach the cluster's processes (kube-apiserver would send its kubelet
+// connections, and with them every kubectl exec, through it).
+func TestSpawnDropsProxyVariables(t *testing.T) {
+	for _, k := range []string{"HTTPS_PROXY", "http_proxy", "ALL_PROXY", "NO_PROXY"} {
+		t.Setenv(k, "http://proxy.invalid:3128")
+	}
+	dir := t.TempDir()
+	c, err := newLocal(Options{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range c.procs() {
+			stopProc(p, 5*time.Second)
+		}
+	})
+	if err := c.Spawn("env", []string{"/bin/sh", "-c", "env; echo DONE-$((40+2))"}, []string{"LAB_TEST=kept"}); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for i := 0; i < 200 && !strings.Contains(out, "DONE-42"); i++ {
+		b, _ := os.ReadFile(c.LogPath("env"))
+		out = string(b)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out, "LAB_TEST=kept") {
+		t.Fatalf("the extra environment did not reach the process:\n%s", out)
+	}
+	if strings.Contains(strings.ToLower(out), "proxy=") {
+		t.Fatalf("a proxy variable reached the process:\n%s", out)
+	}
+}
