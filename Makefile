@@ -72,6 +72,7 @@ lint: ## gofmt, go vet and golangci-lint (the pinned v2, installed into bin/tool
 	$(GO) vet ./...
 	@GO=$(GO) scripts/ensure-golangci-lint.sh >/dev/null
 	$(BIN)/tools/golangci-lint run ./...
+	@$$(GO=$(GO) scripts/ensure-actionlint.sh) # .github/workflows (pinned, installed into bin/tools on first use)
 	@for m in $(NESTED_MODULES); do echo "vet + golangci-lint ($$m)"; (cd $$m && $(GO) vet ./... && $(CURDIR)/$(BIN)/tools/golangci-lint run ./...) || exit 1; done
 
 bench: build ## benchmarks: proxy overhead, backends' create/delete, Infinia lifecycle, start-up and memory; stage+publish in the VM
