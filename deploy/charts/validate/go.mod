@@ -1,14 +1,17 @@
 // Strict decoding of the chart's rendered manifests into the Kubernetes API
 // types, in a module of its own so that k8s.io/api stays out of the driver's
-// go.mod. Run by `make chart-test`.
+// go.mod. Run by `make chart-test`. It also decodes the repository's
+// kind-config.yaml into kind's own v1alpha4 type (sigs.k8s.io/kind).
 module github.com/switchyard-csi/switchyard/deploy/charts/validate
 
 go 1.26.0
 
 require (
 	github.com/kubernetes-csi/external-snapshotter/client/v8 v8.7.0
+	go.yaml.in/yaml/v3 v3.0.4
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
+	sigs.k8s.io/kind v0.33.0
 	sigs.k8s.io/yaml v1.6.0
 )
 
@@ -18,6 +21,7 @@ require (
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
+	github.com/pkg/errors v0.9.1 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/net v0.57.0 // indirect
