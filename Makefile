@@ -11,7 +11,7 @@ export LAB_REQUIRE
 
 # Go modules of their own inside the repository (Kubernetes libraries stay
 # out of the driver's go.mod); make test and make lint cover them too.
-NESTED_MODULES := deploy/charts/validate deploy/labsidecars e2e
+NESTED_MODULES := deploy/charts/validate deploy/labsidecars e2e lab/containers
 
 .PHONY: help build deps test unit cover sanity sanity-report lint demo demo-vm bench fuzz clean
 
@@ -97,6 +97,11 @@ chart-test: ## helm lint, golden renders, schema checks and strict API decoding 
 	$(GO) test -count=1 ./deploy/charts/...
 	cd deploy/charts/validate && $(GO) test -count=1 ./...
 	cd deploy/labsidecars && $(GO) test -count=1 ./...
+
+.PHONY: container-test
+container-test: ## the container tier: the simulators as testcontainers-go containers from a local FROM-scratch image (lab/containers; starts Docker, root)
+	@scripts/ensure-docker.sh
+	cd lab/containers && TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -v ./... 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+containers_test)'; exit $${PIPESTATUS[0]}
 
 # --- TrueNAS simulator census (issue 15) ---
 # The tags each simulated release's digest is derived from; MIDDLEWARE is a
