@@ -117,12 +117,14 @@ func serve(args []string, stderr io.Writer) int {
 		}
 		return fail("%v", err)
 	}
-	stopMetrics, outer, err := startMetrics(*metAddr, p, log)
+	stopMetrics, outer, metricsObs, err := startMetrics(*metAddr, p, log)
 	if err != nil {
 		p.Close()
 		return fail("%v", err)
 	}
 	defer stopMetrics()
+	stopEvents := watchConnections(p, *csiName, log, metricsObs)
+	defer stopEvents()
 	srv := p.NewServer(log, outer...)
 	l, err := listen(endpoint)
 	if err != nil {
