@@ -395,3 +395,16 @@ when two of a pod's listeners share a port; they would not start.
 {{- define "switchyard.metricsLabel" -}}
 switchyard-csi.github.io/metrics: "true"
 {{- end -}}
+
+{{/*
+podEnv: the driver container's own Pod (downward API), which the Kubernetes
+Events it posts about broken connection files regard (driver/events).
+*/}}
+{{- define "switchyard.podEnv" -}}
+- name: POD_NAME
+  valueFrom: {fieldRef: {fieldPath: metadata.name}}
+- name: POD_NAMESPACE
+  valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+- name: POD_UID
+  valueFrom: {fieldRef: {fieldPath: metadata.uid}}
+{{- end -}}
