@@ -54,7 +54,22 @@ func BuildImage(ctx context.Context, root string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("docker build of %s: %w\n%s", ref, err, strings.TrimSpace(string(out)))
 	}
+	removeOlder(ctx, ref)
 	return ref, nil
+}
+
+// removeOlder removes the other tags of ImageRepo: each change of the
+// binary makes a new one, and only the newest is used.
+func removeOlder(ctx context.Context, keep string) {
+	out, err := exec.CommandContext(ctx, "docker", "images", ImageRepo, "--format", "{{.Repository}}:{{.Tag}}").Output()
+	if err != nil {
+		return
+	}
+	for _, ref := range strings.Fields(string(out)) {
+		if ref != keep {
+			_ = exec.CommandContext(ctx, "docker", "rmi", ref).Run() // in use by a running test: kept, removed next time
+		}
+	}
 }
 
 // BuildBinary builds a static switchyard-lab from the repository at root
