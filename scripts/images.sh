@@ -146,9 +146,18 @@ chmod 0644 "$c/rootfs/etc/passwd" "$c/rootfs/etc/group" "$c/rootfs/etc/ssl/certs
 build controller "switchyard-controller:$VERSION" "$IMAGES/controller/Dockerfile" "$c/"
 
 # --- node: the debootstrap base, then switchyard on top -------------------------
-MIRROR=$(awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+# DEBIAN_MIRROR, else this Debian machine's own mirror, else (a GitHub runner
+# or another Ubuntu machine: debootstrap makes Debian bases there too, with
+# Debian's archive keyring) deb.debian.org.
+MIRROR=${DEBIAN_MIRROR:-}
+[ -n "$MIRROR" ] || MIRROR=$(awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
 [ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" && $3 == "'$SUITE'" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-[ -n "$MIRROR" ] || die "no Debian mirror found in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list"
+DEBOOTSTRAP_KEYRING=()
+if [ -z "$MIRROR" ]; then
+	MIRROR=http://deb.debian.org/debian
+	say "no Debian mirror in this machine's apt sources: using $MIRROR (set DEBIAN_MIRROR to choose)"
+	DEBOOTSTRAP_KEYRING=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
+fi
 PKGS=$(grep -v '^\s*#' "$IMAGES/node/packages.txt" | awk 'NF {print $1}' | LC_ALL=C sort | paste -sd, -)
 BASE_KEY=$(printf '%s\n%s\n%s\n%s\n' "$SUITE" "$MIRROR" "$PKGS" "$BASE_RECIPE" | sha)
 BASE_TAR="$CACHE/node-base/$BASE_KEY/rootfs.tar"
@@ -158,9 +167,13 @@ if [ ! -s "$BASE_TAR" ]; then
 		say "installing debootstrap"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null || die "apt-get install debootstrap failed"
 	}
+	if [ ${#DEBOOTSTRAP_KEYRING[@]} -gt 0 ] && [ ! -s /usr/share/keyrings/debian-archive-keyring.gpg ]; then
+		say "installing debian-archive-keyring"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q debian-archive-keyring >/dev/null || die "apt-get install debian-archive-keyring failed"
+	fi
 	say "debootstrap $SUITE minbase with $PKGS from $MIRROR (about a minute)"
 	BASE_MNT="$WORK/base"
-	debootstrap --variant=minbase --include="$PKGS" "$SUITE" "$BASE_MNT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
+	debootstrap "${DEBOOTSTRAP_KEYRING[@]}" --variant=minbase --include="$PKGS" "$SUITE" "$BASE_MNT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
 		{ tail -20 "$WORK/debootstrap.log" >&2; die "debootstrap failed (log above)"; }
 	# What a container never needs. The initiator names are per host: the
 	# chart mounts the host's /etc/iscsi and /etc/nvme over these, and an
