@@ -115,7 +115,9 @@ func (c apiClient) do(ctx context.Context, method, u, ctype string, body []byte)
 	}
 	req.Header.Set("Content-Type", ctype)
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+tok)
+	if tok != "" { // an empty token: the client authenticates otherwise (a client certificate)
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := c.o.Client.Do(req)
 	if err != nil {
 		return err
