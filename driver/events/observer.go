@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/status"
 
@@ -31,15 +32,18 @@ func (r *Recorder) ConnectionLoaded(name, file string, err error) {
 	if err != nil {
 		// The status message is what calls on the connection now get; it
 		// names the problem, never the file's content.
-		msg := status.Convert(err).Message()
+		msg := strings.TrimPrefix(status.Convert(err).Message(), "connection "+name+": ")
 		note := fmt.Sprintf("connection %s: file %s is broken and was not loaded (%s); the driver keeps serving its other connections; fix the file in the connections Secret",
 			name, file, msg)
 		r.Event(ReasonConnectionInvalid+"\x00"+name+"\x00"+file+"\x00"+msg, "Warning", ReasonConnectionInvalid, "LoadConnection", note)
 		return
 	}
 	if wasBroken {
-		r.Event(ReasonConnectionLoaded+"\x00"+name+"\x00"+file, "Normal", ReasonConnectionLoaded, "LoadConnection",
-			fmt.Sprintf("connection %s: file %s loads again (it was broken in %s)", name, file, prev))
+		note := fmt.Sprintf("connection %s: file %s loads again", name, file)
+		if prev != file {
+			note += " (the broken one was " + prev + ")"
+		}
+		r.Event(ReasonConnectionLoaded+"\x00"+name+"\x00"+file, "Normal", ReasonConnectionLoaded, "LoadConnection", note)
 	}
 }
 
