@@ -10,10 +10,13 @@
 // chart sets. Each Event regards the driver's own Pod.
 //
 // Events go through the events.k8s.io/v1 API with plain HTTPS calls rather
-// than client-go: the driver's go.mod keeps Kubernetes' libraries out (the
-// Makefile's NESTED_MODULES note), and two typed requests (create, and a
-// merge patch of the series when the same problem repeats) are all this
-// needs.
+// than client-go: linking client-go's events recorder into cmd/switchyard
+// (measured with v0.37.2) made the stripped binary 42.2 MB instead of
+// 17.8 MB, which would put the controller image over its 40 MB bound; this
+// package adds 41 kB. The driver's go.mod keeps Kubernetes' libraries out
+// besides (the Makefile's NESTED_MODULES note), and two typed requests
+// (create, and a merge patch of the series when the same problem repeats)
+// are all this needs.
 //
 // Repeats are deduplicated and everything is rate-limited: the same
 // problem (reason, connection, file, message) makes one Event whose series
