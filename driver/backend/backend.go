@@ -5,6 +5,7 @@
 package backend
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -123,3 +124,16 @@ func DriverOf(t config.Tree) (name string, inferred bool) {
 
 // InfiniaDriver is the driver type DriverOf infers for DDN's config file.
 const InfiniaDriver = "infinia-nvmeof"
+
+// VolumeFinder is an optional Driver interface: FindVolume reports the
+// volume a CreateVolume of name made, or (nil, nil) when there is none.
+// The proxy asks every member of a connection set before making a volume,
+// so a retried CreateVolume finds the volume on whichever member made it.
+// Without it the proxy derives the id democratic-csi-style (the name,
+// optionally hashed by _private.csi.volume.idHash.strategy, shortened to
+// Type.MaxVolumeIDLen) and asks ControllerGetVolume or
+// ValidateVolumeCapabilities; a backend whose ids are not derived from
+// the name (Infinia) should implement it.
+type VolumeFinder interface {
+	FindVolume(ctx context.Context, name string) (*csi.Volume, error)
+}

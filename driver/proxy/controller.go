@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-csi/switchyard/driver/echo"
+	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
 // ConnectionParameter is the StorageClass parameter naming the connection.
@@ -26,6 +27,9 @@ type Controller struct {
 	set   *Settings
 	caps  []*csipb.ControllerServiceCapability
 	log   *slog.Logger
+	// setLocks serialise creates of one name across a connection set (see
+	// createInSet): the lookup on every member and the create are one step.
+	setLocks keylock.Set
 }
 
 // NewController serves calls through conns. caps are the advertised
@@ -69,19 +73,26 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 	if req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "CreateVolume: name is required")
 	}
+	spec, isSet, err := parseSetSpec(req.GetParameters())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
+	}
+	if isSet {
+		return p.createInSet(ctx, req, spec)
+	}
 	conn := req.GetParameters()[ConnectionParameter]
 	if conn == "" {
 		conn = p.set.DefaultConnection
 	}
 	if conn == "" {
-		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: the StorageClass parameter %q is required: it names the connection file <connection>.yaml in %s", ConnectionParameter, p.set.ConfigFolder)
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: the StorageClass parameter %q (or %q for a set) is required: it names the connection file <connection>.yaml in %s", ConnectionParameter, ConnectionsParameter, p.set.ConfigFolder)
 	}
 	if err := CheckConnectionName(conn); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: parameter %s: %v", ConnectionParameter, err)
 	}
-	fwd := proto.Clone(req).(*csipb.CreateVolumeRequest)
 	if src := req.GetVolumeContentSource(); src != nil {
-		if err := p.realSource(conn, fwd.GetVolumeContentSource()); err != nil {
+		// Checked before the connection is built: a bad source costs nothing.
+		if err := p.realSource(conn, proto.Clone(src).(*csipb.VolumeContentSource)); err != nil {
 			return nil, err
 		}
 	}
@@ -90,28 +101,7 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 		return nil, err
 	}
 	defer l.Release()
-
-	var topo []*csipb.Topology
-	if len(l.Topology) > 0 {
-		if topo, err = checkTopology(conn, p.set.Topology.Prefix, l.Topology, req.GetAccessibilityRequirements()); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
-		}
-	}
-	resp, err := l.Driver.CreateVolume(ctx, fwd)
-	if err != nil {
-		return nil, backendErr(l, "CreateVolume", err)
-	}
-	v := resp.GetVolume()
-	handle := Decorate(VolumePrefix, conn, v.GetVolumeId())
-	if len(handle) > MaxHandleLen {
-		return nil, p.undoTooLong(ctx, l, v.GetVolumeId(), handle)
-	}
-	v.VolumeId = handle
-	decorateSource(conn, v.GetContentSource())
-	if topo != nil {
-		v.AccessibleTopology = topo
-	}
-	return resp, nil
+	return p.createOn(ctx, l, req)
 }
 
 // undoTooLong removes a volume whose decorated handle CSI cannot carry, so
@@ -298,6 +288,13 @@ func (p *Controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.C
 const Unlimited = math.MaxInt64
 
 func (p *Controller) GetCapacity(ctx context.Context, req *csipb.GetCapacityRequest) (*csipb.GetCapacityResponse, error) {
+	spec, isSet, err := parseSetSpec(req.GetParameters())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "GetCapacity: %v", err)
+	}
+	if isSet {
+		return p.setCapacity(ctx, req, spec)
+	}
 	conn := req.GetParameters()[ConnectionParameter]
 	if conn == "" {
 		conn = p.set.DefaultConnection
