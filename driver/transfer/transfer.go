@@ -144,7 +144,11 @@ func once(ctx context.Context, src Source, dst Sink, token string, c *Counter, o
 	pr.CloseWithError(orEOF(recvErr)) // a sink that stopped early must not leave the source blocked
 	if recvErr != nil {
 		cancel()
-		_ = <-sent // the receive error is the cause; the send error follows from it
+		if sendErr := <-sent; sendErr != nil && !errors.Is(sendErr, io.ErrClosedPipe) && Retryable(sendErr) && !Retryable(recvErr) {
+			// The sink saw a short stream because the source's connection
+			// dropped: resuming can cure that.
+			return sendErr
+		}
 		return recvErr
 	}
 	if sendErr := <-sent; sendErr != nil {
