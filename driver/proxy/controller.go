@@ -30,6 +30,8 @@ type Controller struct {
 	// setLocks serialise creates of one name across a connection set (see
 	// createInSet): the lookup on every member and the create are one step.
 	setLocks keylock.Set
+	// copies are the cross-connection copies running or uncollected.
+	copies copyJobs
 }
 
 // NewController serves calls through conns. caps are the advertised
@@ -92,7 +94,7 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 	}
 	if src := req.GetVolumeContentSource(); src != nil {
 		// Checked before the connection is built: a bad source costs nothing.
-		if err := p.realSource(conn, proto.Clone(src).(*csipb.VolumeContentSource)); err != nil {
+		if _, err := p.realSource(proto.Clone(src).(*csipb.VolumeContentSource)); err != nil {
 			return nil, err
 		}
 	}
@@ -117,8 +119,9 @@ func (p *Controller) undoTooLong(ctx context.Context, l *Lease, realID, handle s
 }
 
 // realSource swaps the proxy handle of a clone or restore source for the
-// backend's id; the source must live on the same connection.
-func (p *Controller) realSource(conn string, src *csipb.VolumeContentSource) error {
+// backend's id and returns the source's connection. A source on another
+// connection is left for createAcross.
+func (p *Controller) realSource(src *csipb.VolumeContentSource) (string, error) {
 	var kind, handle, srcConn, id string
 	var ok bool
 	switch {
@@ -129,20 +132,17 @@ func (p *Controller) realSource(conn string, src *csipb.VolumeContentSource) err
 		kind, handle = "volume", src.GetVolume().GetVolumeId()
 		srcConn, id, ok = p.volume(handle)
 	default:
-		return status.Error(codes.InvalidArgument, "CreateVolume: volume_content_source names neither a snapshot nor a volume")
+		return "", status.Error(codes.InvalidArgument, "CreateVolume: volume_content_source names neither a snapshot nor a volume")
 	}
 	if !ok {
-		return status.Errorf(codes.NotFound, "CreateVolume: source %s %s does not exist", kind, echo.Quote(handle))
-	}
-	if srcConn != conn {
-		return status.Errorf(codes.InvalidArgument, "CreateVolume: source %s %s is on connection %s, the new volume on %s; clones and restores must stay on one connection", kind, echo.Quote(handle), srcConn, conn)
+		return "", status.Errorf(codes.NotFound, "CreateVolume: source %s %s does not exist", kind, echo.Quote(handle))
 	}
 	if s := src.GetSnapshot(); s != nil {
 		s.SnapshotId = id
 	} else {
 		src.GetVolume().VolumeId = id
 	}
-	return nil
+	return srcConn, nil
 }
 
 func decorateSource(conn string, src *csipb.VolumeContentSource) {

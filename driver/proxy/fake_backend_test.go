@@ -35,7 +35,11 @@ func init() {
 	backend.Register(backend.Type{Name: "fake-local-test", NodeLocal: true, New: func(backend.Options) (backend.Driver, error) { return &fakeDriver{}, nil }})
 	registerFake(fakeType)
 	registerFake(fakeISCSIType)
+	registerFake(fakeAPIType)
 }
+
+// fakeAPIType stands for a TrueNAS API connection (freenas-api-nfs).
+const fakeAPIType = "fake-api-nfs-test"
 
 // fakeISCSIType is a fake of another family (iscsi, block), for the
 // connection-set family checks.
@@ -72,7 +76,7 @@ func registerFake(name string) {
 					return nil, err
 				}
 			}
-			return f, nil
+			return wrapStream(f, o.Config), nil
 		},
 	})
 }

@@ -71,14 +71,13 @@ func (p *Controller) createInSet(ctx context.Context, req *csipb.CreateVolumeReq
 		}
 	}
 	if src := req.GetVolumeContentSource(); src != nil {
-		// A clone stays on its source's connection.
+		// A clone on its source's connection is a cheap backend clone:
+		// prefer it. Otherwise the policy picks the target and the data
+		// is copied across (createAcross).
 		srcConn := sourceConnection(p, src)
-		i := slices.IndexFunc(serving, func(c candidate) bool { return c.l.Name == srcConn })
-		if i < 0 {
-			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: the source is on connection %s, which is not a member of the connection set %s=%q serving this request (members: %s); clones and restores stay on their source's connection",
-				srcConn, spec.key, spec.raw, memberNames(set.leases))
+		if i := slices.IndexFunc(serving, func(c candidate) bool { return c.l.Name == srcConn }); i >= 0 {
+			return p.createOn(ctx, serving[i].l, req)
 		}
-		return p.createOn(ctx, serving[i].l, req)
 	}
 	need := requestedBytes(req.GetCapacityRange())
 	var roomy []candidate
@@ -189,8 +188,10 @@ func sourceConnection(p *Controller, src *csipb.VolumeContentSource) string {
 // single-connection path, shared by sets.
 func (p *Controller) createOn(ctx context.Context, l *Lease, req *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
 	fwd := proto.Clone(req).(*csipb.CreateVolumeRequest)
+	srcConn := ""
 	if src := req.GetVolumeContentSource(); src != nil {
-		if err := p.realSource(l.Name, fwd.GetVolumeContentSource()); err != nil {
+		var err error
+		if srcConn, err = p.realSource(fwd.GetVolumeContentSource()); err != nil {
 			return nil, err
 		}
 	}
@@ -201,8 +202,14 @@ func (p *Controller) createOn(ctx context.Context, l *Lease, req *csipb.CreateVo
 			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
 		}
 	}
-	resp, err := l.Driver.CreateVolume(ctx, fwd)
-	if err != nil {
+	var resp *csipb.CreateVolumeResponse
+	if srcConn != "" && srcConn != l.Name {
+		resp, err = p.createAcross(ctx, l, srcConn, fwd)
+		if err != nil {
+			return nil, err
+		}
+		resp.Volume.ContentSource = proto.Clone(req.GetVolumeContentSource()).(*csipb.VolumeContentSource)
+	} else if resp, err = l.Driver.CreateVolume(ctx, fwd); err != nil {
 		return nil, backendErr(l, "CreateVolume", err)
 	}
 	v := resp.GetVolume()
@@ -211,7 +218,9 @@ func (p *Controller) createOn(ctx context.Context, l *Lease, req *csipb.CreateVo
 		return nil, p.undoTooLong(ctx, l, v.GetVolumeId(), handle)
 	}
 	v.VolumeId = handle
-	decorateSource(l.Name, v.GetContentSource())
+	if srcConn == "" || srcConn == l.Name {
+		decorateSource(l.Name, v.GetContentSource())
+	}
 	if topo != nil {
 		v.AccessibleTopology = topo
 	}

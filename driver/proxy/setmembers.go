@@ -84,15 +84,6 @@ func (p *Controller) resolveSet(ctx context.Context, method string, spec setSpec
 	return out, nil
 }
 
-// memberNames lists leases' names, for messages.
-func memberNames(ls []*Lease) string {
-	names := make([]string, len(ls))
-	for i, l := range ls {
-		names[i] = l.Name
-	}
-	return strings.Join(names, ",")
-}
-
 // orderOf is a lease's position in the set, the last tie-break.
 func orderOf(ls []*Lease, name string) int {
 	return slices.IndexFunc(ls, func(l *Lease) bool { return l.Name == name })

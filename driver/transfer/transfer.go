@@ -61,7 +61,7 @@ func Retryable(err error) bool {
 // Counter tracks a running copy for progress reports.
 type Counter struct {
 	bytes atomic.Int64
-	total int64
+	total atomic.Int64
 }
 
 // Bytes copied so far (over every attempt, resumed bytes once).
@@ -69,10 +69,11 @@ func (c *Counter) Bytes() int64 { return c.bytes.Load() }
 
 // Percent is the share of Total copied, 0 when Total is unknown.
 func (c *Counter) Percent() int {
-	if c.total <= 0 {
+	total := c.total.Load()
+	if total <= 0 {
 		return 0
 	}
-	return int(min(100, c.bytes.Load()*100/c.total))
+	return int(min(100, c.bytes.Load()*100/total))
 }
 
 // Copy streams src into dst, resuming after retryable errors, and removes
@@ -90,7 +91,7 @@ func Copy(ctx context.Context, src Source, dst Sink, opts Options, c *Counter) e
 	if c == nil {
 		c = &Counter{}
 	}
-	c.total = opts.Total
+	c.total.Store(opts.Total)
 	stop := make(chan struct{})
 	defer close(stop)
 	go report(c, opts, stop)
@@ -185,7 +186,7 @@ func report(c *Counter, opts Options, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			opts.Log.Info("copy in progress", "copy", opts.What, "bytes", c.Bytes(), "total", c.total, "percent", c.Percent())
+			opts.Log.Info("copy in progress", "copy", opts.What, "bytes", c.Bytes(), "total", c.total.Load(), "percent", c.Percent())
 		}
 	}
 }
