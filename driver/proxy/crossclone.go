@@ -158,6 +158,9 @@ func (p *Controller) dropUncollected(name string, job *copyJob, conn string) {
 func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.StreamReceiver, error) {
 	sender, okS := src.Driver.(backend.StreamSender)
 	receiver, okR := dst.Driver.(backend.StreamReceiver)
+	// "" is a backend that could stream but whose host cannot (yet).
+	okS = okS && sender.StreamFormat() != ""
+	okR = okR && receiver.StreamFormat() != ""
 	if okS && okR && sender.StreamFormat() == receiver.StreamFormat() {
 		return sender, receiver, nil
 	}

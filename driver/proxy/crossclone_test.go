@@ -124,3 +124,13 @@ func TestSetCloneAcross(t *testing.T) {
 		t.Fatalf("%v %v; want v:src/pvc-sy (the source's own connection)", resp.GetVolume().GetVolumeId(), err)
 	}
 }
+
+// A backend that implements streaming but whose host cannot stream
+// (format "") is refused like one that cannot stream at all.
+func TestCloneAcrossConnectionsNoStreamHost(t *testing.T) {
+	r := newRig(t)
+	r.fake("a", "  stream: zfs-filesystem")
+	r.fake("b", "  stream: none")
+	_, err := r.ctl.CreateVolume(context.Background(), cloneReq("pvc-n", "b", "v:a/pvc-1"))
+	wantCode(t, "no-stream target", err, codes.InvalidArgument, "cannot stream")
+}

@@ -54,7 +54,12 @@ func openGate(name string) {
 	delete(streams.gates, name) // a later run of the test gets a new gate
 }
 
-func (d *fakeStreamDriver) StreamFormat() string { return d.format }
+func (d *fakeStreamDriver) StreamFormat() string {
+	if d.format == "none" {
+		return ""
+	}
+	return d.format
+}
 
 func (d *fakeStreamDriver) SendSource(_ context.Context, src *csipb.VolumeContentSource, _ string) (transfer.Source, int64, func(), error) {
 	id := src.GetVolume().GetVolumeId()

@@ -37,6 +37,12 @@ type Sink interface {
 	Abort(ctx context.Context) error
 }
 
+// Completer is an optional Sink interface: a sink whose target an
+// earlier call already received completely is not streamed into again.
+type Completer interface {
+	Complete() bool
+}
+
 // Options tune Copy.
 type Options struct {
 	// Attempts is how many times a stream is (re)started; default 3.
@@ -92,6 +98,11 @@ func Copy(ctx context.Context, src Source, dst Sink, opts Options, c *Counter) e
 		c = &Counter{}
 	}
 	c.total.Store(opts.Total)
+	if k, ok := dst.(Completer); ok && k.Complete() {
+		opts.Log.Info("copy target already complete; nothing to stream", "copy", opts.What)
+		c.bytes.Store(opts.Total)
+		return nil
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go report(c, opts, stop)

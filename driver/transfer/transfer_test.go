@@ -237,3 +237,18 @@ func TestCopyCancelled(t *testing.T) {
 		t.Fatalf("err %v, aborted %d, %d bytes left; want the partial target removed", err, k.aborted, k.got)
 	}
 }
+
+type doneSink struct{ sink }
+
+func (*doneSink) Complete() bool { return true }
+
+func TestCopySkipsCompleteTarget(t *testing.T) {
+	s := &src{size: 1 << 20}
+	k := &doneSink{}
+	if err := Copy(context.Background(), s, k, Options{Log: quiet}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.sends != 0 || k.got != 0 {
+		t.Fatalf("%d sends, %d bytes received into a complete target", s.sends, k.got)
+	}
+}
