@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -58,14 +59,25 @@ func (p *Controller) createInSet(ctx context.Context, req *csipb.CreateVolumeReq
 		return nil, status.Errorf(codes.ResourceExhausted, "CreateVolume: no member of the connection set %s=%q serves the requested topology: %s%s",
 			spec.key, spec.raw, strings.Join(refusals, "; "), describeSkipped(set.skipped))
 	}
-	for _, c := range serving {
+	// Each member is asked at once: with SSH backends every answer is a
+	// round trip, and a set of 20 should cost one, not 20.
+	type lookup struct {
+		found bool
+		err   error
+	}
+	looks := eachMember(serving, func(c candidate) lookup {
 		found, err := p.holds(ctx, c.l, req)
-		if err != nil {
+		return lookup{found, err}
+	})
+	for i, c := range serving {
+		if err := looks[i].err; err != nil {
 			// Unknown is not absent: making the volume elsewhere could
 			// leave two. The sidecar retries.
 			return nil, status.Errorf(codes.Unavailable, "CreateVolume: connection %s: cannot tell whether it already holds volume %s: %s", c.l.Name, req.GetName(), status.Convert(err).Message())
 		}
-		if found {
+	}
+	for i, c := range serving {
+		if looks[i].found {
 			p.log.Info("connection set: the volume exists already; completing it there", "name", req.GetName(), "connection", c.l.Name)
 			return p.createOn(ctx, c.l, req)
 		}
@@ -82,8 +94,16 @@ func (p *Controller) createInSet(ctx context.Context, req *csipb.CreateVolumeReq
 	need := requestedBytes(req.GetCapacityRange())
 	var roomy []candidate
 	var full []string
-	for _, c := range serving {
+	type capacity struct {
+		free int64
+		err  error
+	}
+	caps := eachMember(serving, func(c candidate) capacity {
 		free, err := p.freeBytes(ctx, c.l, req.GetParameters(), req.GetVolumeCapabilities(), nil)
+		return capacity{free, err}
+	})
+	for i, c := range serving {
+		free, err := caps[i].free, caps[i].err
 		if err != nil {
 			p.log.Warn("connection set member cannot report capacity; passing it over", "connection", c.l.Name, "error", status.Convert(err).Message())
 			full = append(full, fmt.Sprintf("%s: %s", c.l.Name, status.Convert(err).Message()))
@@ -115,6 +135,26 @@ func (p *Controller) createInSet(ctx context.Context, req *csipb.CreateVolumeReq
 	chosen := roomy[0]
 	p.log.Info("connection set: chose a member", "name", req.GetName(), "connection", chosen.l.Name, "free", chosen.free, "preferredRank", chosen.rank)
 	return p.createOn(ctx, chosen.l, req)
+}
+
+// eachMember runs f for every candidate concurrently and returns the
+// results in the candidates' order.
+func eachMember[R any](cs []candidate, f func(candidate) R) []R {
+	out := make([]R, len(cs))
+	if len(cs) == 1 {
+		out[0] = f(cs[0])
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = f(c)
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // serving keeps the members whose topology serves the request, with the
