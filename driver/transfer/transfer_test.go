@@ -252,3 +252,40 @@ func TestCopySkipsCompleteTarget(t *testing.T) {
 		t.Fatalf("%d sends, %d bytes received into a complete target", s.sends, k.got)
 	}
 }
+
+// A target an earlier process left half-received (a controller restart
+// mid-copy) is resumed from its token, not started over.
+func TestCopyResumesTargetLeftByEarlierProcess(t *testing.T) {
+	const size = 2 << 20
+	k := &sink{resumable: true}
+	// The earlier process: a first attempt that dropped after 1 MiB, and
+	// no retry (it was killed).
+	_ = once(context.Background(), &src{size: size, dropAt: 1 << 20}, k, "", &Counter{}, Options{Log: quiet})
+	if k.got == 0 || !k.partial {
+		t.Fatal("setup: no partial target")
+	}
+	s := &src{size: size, sends: 1} // its first send is not a dropping one
+	if err := Copy(context.Background(), s, k, Options{Log: quiet}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.sends != 2 || k.aborted != 0 || string(k.sum.Sum(nil)) != string(want(size)) {
+		t.Fatalf("%d sends, %d aborts; want one resumed send onto the partial target", s.sends, k.aborted)
+	}
+}
+
+// A source that disappears mid-copy (NOT_FOUND from zfs send) is not
+// retried, and the partial target is removed.
+func TestCopySourceGone(t *testing.T) {
+	k := &sink{resumable: true}
+	err := Copy(context.Background(), &goneSource{}, k, Options{Log: quiet}, nil)
+	if status.Code(err) != codes.NotFound || k.aborted != 1 || k.got != 0 {
+		t.Fatalf("err %v, aborted %d, %d bytes left", err, k.aborted, k.got)
+	}
+}
+
+type goneSource struct{}
+
+func (goneSource) Send(_ context.Context, w io.Writer, _ string) error {
+	_, _ = w.Write(make([]byte, 1<<16))
+	return status.Error(codes.NotFound, "zfs send: dataset does not exist")
+}
