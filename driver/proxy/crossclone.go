@@ -120,7 +120,20 @@ func (p *Controller) copyOnce(ctx context.Context, job *copyJob, src, dst *Lease
 	}
 	p.log.Info("copying a volume across connections", "copy", what, "bytes", size)
 	start := time.Now()
-	if err := transfer.Copy(ctx, stream, sink, transfer.Options{Total: size, Log: p.log, What: what}, &job.counter); err != nil {
+	opts := transfer.Options{Total: size, Log: p.log, What: what}
+	obs := p.conns.copyObserver()
+	if obs != nil {
+		var last int64 // Progress is called from the one sending goroutine
+		opts.Progress = func(total int64) {
+			obs.CopyProgress(dst.Name, total-last)
+			last = total
+		}
+	}
+	err = transfer.Copy(ctx, stream, sink, opts, &job.counter)
+	if obs != nil {
+		obs.CopyFinished(dst.Name, err)
+	}
+	if err != nil {
 		return nil, status.Errorf(status.Code(err), "CreateVolume: copying %s: %s", what, status.Convert(err).Message())
 	}
 	resp, err := finish(ctx)

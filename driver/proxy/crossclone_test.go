@@ -3,11 +3,14 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func cloneReq(name, conn, srcHandle string) *csipb.CreateVolumeRequest {
@@ -133,4 +136,38 @@ func TestCloneAcrossConnectionsNoStreamHost(t *testing.T) {
 	r.fake("b", "  stream: none")
 	_, err := r.ctl.CreateVolume(context.Background(), cloneReq("pvc-n", "b", "v:a/pvc-1"))
 	wantCode(t, "no-stream target", err, codes.InvalidArgument, "cannot stream")
+}
+
+// copyRecorder is an Observer that also watches copies.
+type copyRecorder struct {
+	mu       sync.Mutex
+	bytes    map[string]int64
+	finished []string
+}
+
+func (*copyRecorder) ConnectionLoaded(string, string, error) {}
+func (*copyRecorder) ConnectionRemoved(string)               {}
+func (c *copyRecorder) CopyProgress(target string, delta int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bytes[target] += delta
+}
+func (c *copyRecorder) CopyFinished(target string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finished = append(c.finished, fmt.Sprintf("%s:%v", target, status.Code(err)))
+}
+
+func TestCloneAcrossConnectionsObserved(t *testing.T) {
+	r := newRig(t)
+	rec := &copyRecorder{bytes: map[string]int64{}}
+	r.conns.SetObserver(rec)
+	r.fake("a", "  stream: zfs-filesystem")
+	r.fake("b", "  stream: zfs-filesystem", `  capacity: "1073741824"`)
+	if _, err := r.ctl.CreateVolume(context.Background(), cloneReq("pvc-o", "b", "v:a/pvc-1")); err != nil {
+		t.Fatal(err)
+	}
+	if rec.bytes["b"] != 1<<20 || len(rec.finished) != 1 || rec.finished[0] != "b:OK" {
+		t.Fatalf("observed %v bytes, finished %v; want 1 MiB into b, one OK", rec.bytes, rec.finished)
+	}
 }
