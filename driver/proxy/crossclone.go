@@ -172,6 +172,16 @@ func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.
 	sender, okS := src.Driver.(backend.StreamSender)
 	receiver, okR := dst.Driver.(backend.StreamReceiver)
 	// "" is a backend that could stream but whose host cannot (yet).
+	noHost := ""
+	for _, c := range []struct {
+		ok   bool
+		l    *Lease
+		kind string
+	}{{okS, src, "send"}, {okR, dst, "receive"}} {
+		if c.ok && streamFormat(c.l.Driver) == "" && noHost == "" {
+			noHost = fmt.Sprintf("connection %s (%s) cannot %s a stream in this build: its host is reached through an executor without a streaming mode (docs/proxy.md, \"Limits of this build\")", c.l.Name, c.l.Type.Name, c.kind)
+		}
+	}
 	okS = okS && sender.StreamFormat() != ""
 	okR = okR && receiver.StreamFormat() != ""
 	if okS && okR && sender.StreamFormat() == receiver.StreamFormat() {
@@ -187,12 +197,24 @@ func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.
 		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: their streams differ (%s vs %s): a filesystem cannot be received as a zvol or the other way round; use a target of the same kind", across, sender.StreamFormat(), receiver.StreamFormat())
 	case fs.block != fd.block:
 		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: a %s volume cannot become a %s volume; use a target connection of the same kind", across, kindOf(fs), kindOf(fd))
+	case noHost != "" && fs == fd:
+		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: %s", across, noHost)
 	case fs.block:
 		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: block volumes move between different block backends only as ZFS streams (both connections zfs-generic-*/freenas-* over SSH); copying a raw device would need both attached to the controller, which switchyard does not do. Copy inside the cluster instead: a pod with both volumes and dd", across)
 	}
 	// INVALID_ARGUMENT, like a method a backend lacks: this pair of
 	// connections cannot serve the request, whatever is retried.
 	return nil, nil, status.Errorf(codes.InvalidArgument, "%s: this pair cannot stream a volume (%s cannot send, or %s cannot receive); copy the data inside the cluster instead: a pod with both volumes and rsync", across, src.Type.Name, dst.Type.Name)
+}
+
+func streamFormat(d backend.Driver) string {
+	if s, ok := d.(backend.StreamSender); ok {
+		return s.StreamFormat()
+	}
+	if r, ok := d.(backend.StreamReceiver); ok {
+		return r.StreamFormat()
+	}
+	return ""
 }
 
 func isTrueNASAPI(typ string) bool { return strings.Contains(typ, "-api-") }

@@ -135,7 +135,7 @@ func TestCloneAcrossConnectionsNoStreamHost(t *testing.T) {
 	r.fake("a", "  stream: zfs-filesystem")
 	r.fake("b", "  stream: none")
 	_, err := r.ctl.CreateVolume(context.Background(), cloneReq("pvc-n", "b", "v:a/pvc-1"))
-	wantCode(t, "no-stream target", err, codes.InvalidArgument, "cannot stream")
+	wantCode(t, "no-stream target", err, codes.InvalidArgument, "connection b (fake-test) cannot receive a stream in this build", "Limits of this build")
 }
 
 // copyRecorder is an Observer that also watches copies.
