@@ -169,6 +169,11 @@ func (p *Controller) dropUncollected(name string, job *copyJob, conn string) {
 // streamPair decides whether src can be copied into dst, and if not says
 // why and what to do.
 func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.StreamReceiver, error) {
+	if sb, ok := hostPathBase(src); ok {
+		if db, ok := hostPathBase(dst); ok {
+			return hostPathSender{base: sb}, hostPathReceiver{base: db, l: dst}, nil
+		}
+	}
 	sender, okS := src.Driver.(backend.StreamSender)
 	receiver, okR := dst.Driver.(backend.StreamReceiver)
 	// "" is a backend that could stream but whose host cannot (yet).
