@@ -67,6 +67,11 @@ sanity-report:
 	@if [ -f $(BIN)/sanity-report.txt ]; then cat $(BIN)/sanity-report.txt; fi
 	@if [ -f $(BIN)/sanity-vm-report.txt ]; then echo; echo "in the storage VM (node specs with real kernel targets):"; cat $(BIN)/sanity-vm-report.txt; fi
 
+# connection sets and copies across connections (helper "sets")
+.PHONY: sanity-sets
+sanity-sets: ## csi-sanity on the connection-set targets only (root; no simulated hosts)
+	SANITY_SETS=1 $(GO) test -count=1 ./sanity -run 'TestSanitySets$$'
+
 lint: ## gofmt, go vet and golangci-lint (the pinned v2, installed into bin/tools on first use)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -5,11 +5,13 @@
 package backend
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/transfer"
 )
 
 // Driver is one configured backend: a controller service plus Close.
@@ -123,3 +125,42 @@ func DriverOf(t config.Tree) (name string, inferred bool) {
 
 // InfiniaDriver is the driver type DriverOf infers for DDN's config file.
 const InfiniaDriver = "infinia-nvmeof"
+
+// VolumeFinder is an optional Driver interface: FindVolume reports the
+// volume a CreateVolume of name made, or (nil, nil) when there is none.
+// The proxy asks every member of a connection set before making a volume,
+// so a retried CreateVolume finds the volume on whichever member made it.
+// Without it the proxy derives the id democratic-csi-style (the name,
+// optionally hashed by _private.csi.volume.idHash.strategy, shortened to
+// Type.MaxVolumeIDLen) and asks ControllerGetVolume or
+// ValidateVolumeCapabilities; a backend whose ids are not derived from
+// the name (Infinia) should implement it.
+type VolumeFinder interface {
+	FindVolume(ctx context.Context, name string) (*csi.Volume, error)
+}
+
+// StreamSender and StreamReceiver are optional Driver interfaces for clone
+// and restore across connections: the proxy joins a sender's stream of a
+// content source to a receiver's new volume when both speak the same
+// StreamFormat (driver/transfer copies it through the controller).
+type StreamSender interface {
+	// StreamFormat names what the stream carries ("zfs-filesystem",
+	// "zfs-volume"); only equal formats are joined.
+	StreamFormat() string
+	// SendSource prepares the stream of a content source (the backend's own
+	// ids). forName is the new volume's name, for naming what the send
+	// needs (a temporary snapshot); done removes it. size estimates the
+	// stream in bytes (0: unknown).
+	SendSource(ctx context.Context, src *csi.VolumeContentSource, forName string) (s transfer.Source, size int64, done func(), err error)
+}
+
+// StreamReceiver: see StreamSender.
+type StreamReceiver interface {
+	StreamFormat() string
+	// ReceiveVolume prepares the target of req, which carries no content
+	// source: the sink receives into it, and finish makes it a volume as
+	// a fresh CreateVolume of req would (the connection's properties,
+	// size and share) and returns it. A target already received and
+	// finished by an earlier call makes the sink a no-op.
+	ReceiveVolume(ctx context.Context, req *csi.CreateVolumeRequest) (sink transfer.Sink, finish func(context.Context) (*csi.CreateVolumeResponse, error), err error)
+}

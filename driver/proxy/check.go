@@ -19,6 +19,7 @@ func CheckFolder(s *Settings, main config.Tree) config.Problems {
 	}
 	var ps config.Problems
 	found := 0
+	var good []*connConfig
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".yaml")
 		if !ok || e.IsDir() || strings.HasPrefix(e.Name(), "..") {
@@ -30,8 +31,13 @@ func CheckFolder(s *Settings, main config.Tree) config.Problems {
 			continue
 		}
 		found++
-		ps = append(ps, CheckConnection(name, file, main, s)...)
+		cc, cps := checkConnectionFile(name, file, main, s)
+		ps = append(ps, cps...)
+		if cc != nil {
+			good = append(good, cc)
+		}
 	}
+	ps = append(ps, checkLabelSets(good)...)
 	if found == 0 {
 		ps = append(ps, config.Problem{Key: "proxy.configFolder", Msg: fmt.Sprintf("%s holds no <connection>.yaml files; no volume can be created until one is added", s.ConfigFolder)})
 	}
@@ -40,13 +46,19 @@ func CheckFolder(s *Settings, main config.Tree) config.Problems {
 
 // CheckConnection checks one connection file.
 func CheckConnection(name, file string, main config.Tree, s *Settings) config.Problems {
+	_, ps := checkConnectionFile(name, file, main, s)
+	return ps
+}
+
+// checkConnectionFile checks one file and returns it read when usable.
+func checkConnectionFile(name, file string, main config.Tree, s *Settings) (*connConfig, config.Problems) {
 	tree, err := config.LoadFile(file)
 	if err != nil {
-		return config.Problems{{File: file, Msg: strings.TrimPrefix(err.Error(), file+": ")}}
+		return nil, config.Problems{{File: file, Msg: strings.TrimPrefix(err.Error(), file+": ")}}
 	}
 	cc, ps, _ := checkConnection(name, file, tree, main, s)
 	if len(ps) > 0 {
-		return ps
+		return nil, ps
 	}
 	for _, lim := range []struct {
 		prefix, what string
@@ -64,5 +76,5 @@ func CheckConnection(name, file string, main config.Tree, s *Settings) config.Pr
 	if len(ps) == 0 && cc.typ.Warnings != nil {
 		ps = config.Problems(cc.typ.Warnings(cc.merged)).InFile(file)
 	}
-	return ps
+	return cc, ps
 }

@@ -167,6 +167,7 @@ type Lease struct {
 	Driver   backend.Driver
 	Type     *backend.Type
 	Topology []TopologyEntry
+	Labels   map[string]string
 	in       *instance
 	c        *Connections
 }
@@ -226,7 +227,7 @@ func (c *Connections) Acquire(ctx context.Context, name string, forCreate bool) 
 		if !in.acquire(c.now()) {
 			continue // retired between get and acquire: look again
 		}
-		return &Lease{Name: name, Driver: in.drv, Type: in.cfg.typ, Topology: in.cfg.topology, in: in, c: c}, nil
+		return &Lease{Name: name, Driver: in.drv, Type: in.cfg.typ, Topology: in.cfg.topology, Labels: in.cfg.labels, in: in, c: c}, nil
 	}
 }
 

@@ -20,6 +20,7 @@ type connConfig struct {
 	typ        *backend.Type
 	merged     config.Tree
 	topology   []TopologyEntry
+	labels     map[string]string // proxy.labels, for connectionSelector
 }
 
 // connFile is the path of a connection's file.
@@ -90,8 +91,10 @@ func checkConnection(name, file string, tree, main config.Tree, s *Settings) (*c
 	}
 	topo, tps := parsePerDriverTopology(tree)
 	ps = append(ps, tps.InFile(file)...)
+	labels, lps := parseLabels(tree)
+	ps = append(ps, lps.InFile(file)...)
 	if len(ps) > 0 {
 		return nil, ps, codes.FailedPrecondition
 	}
-	return &connConfig{name: name, file: file, typ: typ, merged: merged, topology: topo}, nil, codes.OK
+	return &connConfig{name: name, file: file, typ: typ, merged: merged, topology: topo, labels: labels}, nil, codes.OK
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-csi/switchyard/driver/echo"
+	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
 // ConnectionParameter is the StorageClass parameter naming the connection.
@@ -26,6 +27,11 @@ type Controller struct {
 	set   *Settings
 	caps  []*csipb.ControllerServiceCapability
 	log   *slog.Logger
+	// setLocks serialise creates of one name across a connection set (see
+	// createInSet): the lookup on every member and the create are one step.
+	setLocks keylock.Set
+	// copies are the cross-connection copies running or uncollected.
+	copies copyJobs
 }
 
 // NewController serves calls through conns. caps are the advertised
@@ -69,19 +75,26 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 	if req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "CreateVolume: name is required")
 	}
+	spec, isSet, err := parseSetSpec(req.GetParameters())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
+	}
+	if isSet {
+		return p.createInSet(ctx, req, spec)
+	}
 	conn := req.GetParameters()[ConnectionParameter]
 	if conn == "" {
 		conn = p.set.DefaultConnection
 	}
 	if conn == "" {
-		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: the StorageClass parameter %q is required: it names the connection file <connection>.yaml in %s", ConnectionParameter, p.set.ConfigFolder)
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: the StorageClass parameter %q (or %q for a set) is required: it names the connection file <connection>.yaml in %s", ConnectionParameter, ConnectionsParameter, p.set.ConfigFolder)
 	}
 	if err := CheckConnectionName(conn); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: parameter %s: %v", ConnectionParameter, err)
 	}
-	fwd := proto.Clone(req).(*csipb.CreateVolumeRequest)
 	if src := req.GetVolumeContentSource(); src != nil {
-		if err := p.realSource(conn, fwd.GetVolumeContentSource()); err != nil {
+		// Checked before the connection is built: a bad source costs nothing.
+		if _, err := p.realSource(proto.Clone(src).(*csipb.VolumeContentSource)); err != nil {
 			return nil, err
 		}
 	}
@@ -90,28 +103,7 @@ func (p *Controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRe
 		return nil, err
 	}
 	defer l.Release()
-
-	var topo []*csipb.Topology
-	if len(l.Topology) > 0 {
-		if topo, err = checkTopology(conn, p.set.Topology.Prefix, l.Topology, req.GetAccessibilityRequirements()); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
-		}
-	}
-	resp, err := l.Driver.CreateVolume(ctx, fwd)
-	if err != nil {
-		return nil, backendErr(l, "CreateVolume", err)
-	}
-	v := resp.GetVolume()
-	handle := Decorate(VolumePrefix, conn, v.GetVolumeId())
-	if len(handle) > MaxHandleLen {
-		return nil, p.undoTooLong(ctx, l, v.GetVolumeId(), handle)
-	}
-	v.VolumeId = handle
-	decorateSource(conn, v.GetContentSource())
-	if topo != nil {
-		v.AccessibleTopology = topo
-	}
-	return resp, nil
+	return p.createOn(ctx, l, req)
 }
 
 // undoTooLong removes a volume whose decorated handle CSI cannot carry, so
@@ -127,8 +119,9 @@ func (p *Controller) undoTooLong(ctx context.Context, l *Lease, realID, handle s
 }
 
 // realSource swaps the proxy handle of a clone or restore source for the
-// backend's id; the source must live on the same connection.
-func (p *Controller) realSource(conn string, src *csipb.VolumeContentSource) error {
+// backend's id and returns the source's connection. A source on another
+// connection is left for createAcross.
+func (p *Controller) realSource(src *csipb.VolumeContentSource) (string, error) {
 	var kind, handle, srcConn, id string
 	var ok bool
 	switch {
@@ -139,20 +132,17 @@ func (p *Controller) realSource(conn string, src *csipb.VolumeContentSource) err
 		kind, handle = "volume", src.GetVolume().GetVolumeId()
 		srcConn, id, ok = p.volume(handle)
 	default:
-		return status.Error(codes.InvalidArgument, "CreateVolume: volume_content_source names neither a snapshot nor a volume")
+		return "", status.Error(codes.InvalidArgument, "CreateVolume: volume_content_source names neither a snapshot nor a volume")
 	}
 	if !ok {
-		return status.Errorf(codes.NotFound, "CreateVolume: source %s %s does not exist", kind, echo.Quote(handle))
-	}
-	if srcConn != conn {
-		return status.Errorf(codes.InvalidArgument, "CreateVolume: source %s %s is on connection %s, the new volume on %s; clones and restores must stay on one connection", kind, echo.Quote(handle), srcConn, conn)
+		return "", status.Errorf(codes.NotFound, "CreateVolume: source %s %s does not exist", kind, echo.Quote(handle))
 	}
 	if s := src.GetSnapshot(); s != nil {
 		s.SnapshotId = id
 	} else {
 		src.GetVolume().VolumeId = id
 	}
-	return nil
+	return srcConn, nil
 }
 
 func decorateSource(conn string, src *csipb.VolumeContentSource) {
@@ -298,6 +288,13 @@ func (p *Controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.C
 const Unlimited = math.MaxInt64
 
 func (p *Controller) GetCapacity(ctx context.Context, req *csipb.GetCapacityRequest) (*csipb.GetCapacityResponse, error) {
+	spec, isSet, err := parseSetSpec(req.GetParameters())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "GetCapacity: %v", err)
+	}
+	if isSet {
+		return p.setCapacity(ctx, req, spec)
+	}
 	conn := req.GetParameters()[ConnectionParameter]
 	if conn == "" {
 		conn = p.set.DefaultConnection

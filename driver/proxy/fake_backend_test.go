@@ -33,8 +33,21 @@ var fakeBuildGate, fakeBuildStarted = make(chan struct{}), make(chan struct{}, 1
 
 func init() {
 	backend.Register(backend.Type{Name: "fake-local-test", NodeLocal: true, New: func(backend.Options) (backend.Driver, error) { return &fakeDriver{}, nil }})
+	registerFake(fakeType)
+	registerFake(fakeISCSIType)
+	registerFake(fakeAPIType)
+}
+
+// fakeAPIType stands for a TrueNAS API connection (freenas-api-nfs).
+const fakeAPIType = "fake-api-nfs-test"
+
+// fakeISCSIType is a fake of another family (iscsi, block), for the
+// connection-set family checks.
+const fakeISCSIType = "fake-iscsi-test"
+
+func registerFake(name string) {
 	backend.Register(backend.Type{
-		Name: fakeType, ConfigKey: "fake", MaxVolumeIDLen: 40, MaxSnapshotIDLen: 40,
+		Name: name, ConfigKey: "fake", MaxVolumeIDLen: 40, MaxSnapshotIDLen: 40,
 		Validate: func(t config.Tree) []config.Problem {
 			if _, ok := t.String("fake.label"); !ok {
 				return []config.Problem{{Key: "fake.label", Msg: "required"}}
@@ -45,6 +58,8 @@ func init() {
 			label, _ := o.Config.String("fake.label")
 			prefix, _ := o.Config.String("fake.idPrefix")
 			noCap, _, _ := o.Config.Bool("fake.noCapacity")
+			capacity, _ := o.Config.String("fake.capacity")
+			lookupFails, _, _ := o.Config.Bool("fake.lookupFails")
 			if slow, _, _ := o.Config.Bool("fake.slowBuild"); slow {
 				fakeBuildStarted <- struct{}{}
 				<-fakeBuildGate // a constructor that takes its time
@@ -55,7 +70,13 @@ func init() {
 				fakes.vols[label] = map[string]int{}
 			}
 			fakes.Unlock()
-			return &fakeDriver{label: label, prefix: prefix, noCapacity: noCap}, nil
+			f := &fakeDriver{label: label, prefix: prefix, noCapacity: noCap, capacity: 1000, lookupFails: lookupFails}
+			if capacity != "" {
+				if _, err := fmt.Sscan(capacity, &f.capacity); err != nil {
+					return nil, err
+				}
+			}
+			return wrapStream(f, o.Config), nil
 		},
 	})
 }
@@ -64,6 +85,8 @@ type fakeDriver struct {
 	csipb.UnimplementedControllerServer
 	label, prefix string
 	noCapacity    bool
+	capacity      int64
+	lookupFails   bool // ValidateVolumeCapabilities answers UNAVAILABLE
 	closed        atomic.Bool
 }
 
@@ -102,6 +125,9 @@ func (f *fakeDriver) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeRe
 }
 
 func (f *fakeDriver) ValidateVolumeCapabilities(ctx context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
+	if f.lookupFails {
+		return nil, status.Error(codes.Unavailable, "backend unreachable")
+	}
 	fakes.Lock()
 	_, ok := fakes.vols[f.label][req.GetVolumeId()]
 	fakes.Unlock()
@@ -115,7 +141,7 @@ func (f *fakeDriver) GetCapacity(ctx context.Context, req *csipb.GetCapacityRequ
 	if f.noCapacity {
 		return nil, status.Error(codes.Unimplemented, "no capacity")
 	}
-	return &csipb.GetCapacityResponse{AvailableCapacity: 1000}, nil
+	return &csipb.GetCapacityResponse{AvailableCapacity: f.capacity}, nil
 }
 
 // ListVolumes pages with the index as token.

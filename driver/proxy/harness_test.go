@@ -21,7 +21,7 @@ import (
 
 // rig is a proxy controller over a temporary connections folder.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string // parent of the folder, to catch path escapes
 	folder string
 	set    *Settings
@@ -29,7 +29,7 @@ type rig struct {
 	ctl    *Controller
 }
 
-func newRig(t *testing.T, mutate ...func(*Settings)) *rig {
+func newRig(t testing.TB, mutate ...func(*Settings)) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	folder := filepath.Join(dir, "connections")

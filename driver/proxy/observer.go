@@ -48,3 +48,21 @@ func (c *Connections) removed(name string) {
 		o.ConnectionRemoved(name)
 	}
 }
+
+// CopyObserver is an optional Observer interface: it learns how cross-
+// connection copies progress (docs/proxy.md, "Clone and restore across
+// connections"), for a bytes-copied metric.
+type CopyObserver interface {
+	// CopyProgress: delta more bytes were copied into connection target.
+	CopyProgress(target string, delta int64)
+	// CopyFinished: a copy into target ended; err is nil on success.
+	CopyFinished(target string, err error)
+}
+
+// copyObserver is the observer's CopyObserver, or nil.
+func (c *Connections) copyObserver() CopyObserver {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	co, _ := c.observer.(CopyObserver)
+	return co
+}
