@@ -52,6 +52,12 @@ func (propertyShare) Remove(context.Context, string, zfs.Properties) error { ret
 
 func (propertyShare) AssetProps() []string { return nil }
 
+// PropertiesOnly: the share is set with the dataset's own properties, so
+// a new volume is made, shared and marked provisioned by one exec.
+func (propertyShare) PropertiesOnly() {}
+
+var _ engine.PropertySharer = propertyShare{}
+
 // smbShareName is the share name zfs's sharesmb gives a dataset (and
 // democratic-csi assumes): the name with "/" and "-" replaced by "_".
 func smbShareName(dataset string) string {

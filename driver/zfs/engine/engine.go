@@ -51,6 +51,8 @@ type Engine struct {
 	// parseNodeID reads node ids (the front end's proxy.nodeId settings),
 	// for the initiator names of ControllerPublishVolume; nil: opaque.
 	parseNodeID func(string) (backend.NodeIdentity, error)
+	// parentMnt is the parent dataset's mountpoint, once learnt (oneshot.go).
+	parentMnt parentMount
 }
 
 var _ backend.Driver = (*Engine)(nil)

@@ -71,6 +71,12 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 
+	if src == nil {
+		if resp, done, err := e.createOneShot(ctx, id, ds, size, req); done {
+			return resp, err
+		}
+	}
+
 	props, err := e.zfs.Get(ctx, ds, e.volumeProps()...)
 	exists := err == nil
 	mountpoint := "" // known once the dataset is made
@@ -131,6 +137,7 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			}
 			mountpoint = p["mountpoint"].Value
 		}
+		e.learnParentMount(id, zfs.Properties{"mountpoint": {Value: mountpoint, Source: "inherited"}})
 		if p := e.permissions(); !p.IsZero() && usableMountpoint(mountpoint) {
 			if err := e.plat.SetPermissions(ctx, mountpoint, p); err != nil {
 				return nil, err
@@ -399,6 +406,12 @@ func (e *Engine) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 		return &csi.DeleteVolumeResponse{}, nil
 	}
 	ds := e.cfg.datasetName(id)
+	if done, err := e.deleteOneShot(ctx, id, ds); done {
+		if err != nil {
+			return nil, err
+		}
+		return &csi.DeleteVolumeResponse{}, nil
+	}
 	rows, err := e.zfs.List(ctx, ds, zfs.ListOptions{Depth: 1, Types: []string{"filesystem", "volume", "snapshot"},
 		Props: append([]string{"origin", "clones"}, e.share.AssetProps()...)})
 	if zfs.IsNotExist(err) {
@@ -580,15 +593,20 @@ func (e *Engine) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	if caps := req.GetVolumeCapabilities(); len(caps) > 0 && e.checkCapabilities(caps) != "" {
 		return &csi.GetCapacityResponse{}, nil
 	}
-	props, err := e.zfs.Get(ctx, e.cfg.parent, "available")
+	// The mountpoint comes along for free: it lets a new volume's share
+	// path be known before the volume is made (oneshot.go).
+	props, err := e.zfs.Get(ctx, e.cfg.parent, "available", "mountpoint")
 	if zfs.IsNotExist(err) {
 		if err := e.zfs.Create(ctx, e.cfg.parent, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
 			return nil, e.zfsErr(err, "creating "+e.cfg.parent)
 		}
-		props, err = e.zfs.Get(ctx, e.cfg.parent, "available")
+		props, err = e.zfs.Get(ctx, e.cfg.parent, "available", "mountpoint")
 	}
 	if err != nil {
 		return nil, e.zfsErr(err, fmt.Sprintf("reading the space available in %s", e.cfg.parent))
+	}
+	if mp, ok := props["mountpoint"]; ok && e.cfg.kind == filesystem {
+		e.parentMnt.set(mp.Value)
 	}
 	return &csi.GetCapacityResponse{AvailableCapacity: max(props.Int("available"), 0)}, nil
 }
