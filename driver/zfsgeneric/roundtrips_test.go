@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/switchyard-csi/switchyard/driver/zfsgeneric"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
@@ -89,5 +91,65 @@ func TestOneExecPerCall(t *testing.T) {
 				t.Fatalf("left on the host: %v", got)
 			}
 		})
+	}
+}
+
+// The one-exec create predicts the share path from the parent's mountpoint:
+// when an administrator moves the parent, the read-back shows the real
+// mountpoint and the stored and returned share follow it.
+func TestOneExecCreateFollowsAMovedParent(t *testing.T) {
+	h := startHost(t, zfshost.Options{})
+	d := newDriver(t, genericConfig(h, zfsgeneric.DriverNFS, ""))
+	if _, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	zfsLines(t, h, "set", "mountpoint=/srv/moved", "tank/k8s/v")
+	r, err := d.CreateVolume(ctx, createReq("pvc-moved", 1<<30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.GetVolume().GetVolumeContext()["share"]; got != "/srv/moved/pvc-moved" {
+		t.Fatalf("share %q, want /srv/moved/pvc-moved", got)
+	}
+	again, err := d.CreateVolume(ctx, createReq("pvc-moved", 1<<30))
+	if err != nil || again.GetVolume().GetVolumeContext()["share"] != "/srv/moved/pvc-moved" {
+		t.Fatalf("retry: %v %v", again.GetVolume().GetVolumeContext(), err)
+	}
+	// Learnt: the next volume is predicted right, in one exec.
+	h.Server.ResetCommands()
+	r, err = d.CreateVolume(ctx, createReq("pvc-next", 1<<30))
+	if err != nil || r.GetVolume().GetVolumeContext()["share"] != "/srv/moved/pvc-next" {
+		t.Fatalf("next: %v %v", r.GetVolume().GetVolumeContext(), err)
+	}
+	if n, _ := execs(h.Server.Commands()); n != 1 {
+		t.Fatalf("next create: %d execs, want 1", n)
+	}
+}
+
+// A snapshot name another volume holds is refused, and the snapshot the
+// one-exec program made before it could see the conflict is gone again.
+func TestOneExecSnapshotConflictLeavesNothing(t *testing.T) {
+	h := startHost(t, zfshost.Options{})
+	d := newDriver(t, genericConfig(h, zfsgeneric.DriverNFS, ""))
+	if _, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, n := range []string{"pvc-a", "pvc-b"} {
+		r, err := d.CreateVolume(ctx, createReq(n, 1<<30))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.GetVolume().GetVolumeId())
+	}
+	if _, err := d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "s", SourceVolumeId: ids[0]}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "s", SourceVolumeId: ids[1]})
+	if status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("got %v, want ALREADY_EXISTS", err)
+	}
+	if got := zfsLines(t, h, "list", "-H", "-o", "name", "-t", "snapshot", "-r", "tank/k8s/v"); len(got) != 1 {
+		t.Fatalf("snapshots left: %v, want only %s@s", got, ids[0])
 	}
 }
