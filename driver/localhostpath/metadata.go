@@ -53,7 +53,10 @@ type snapshotMeta struct {
 
 // store resolves paths under the controller base directory. Every id it is
 // given must have passed safeComponent.
-type store struct{ base string }
+type store struct {
+	base  string
+	cache *metaCache // nil: every read goes to the file
+}
 
 func (s store) volumePath(id string) string { return filepath.Join(s.base, volumesDir, id) }
 func (s store) snapshotPath(dir string) string {
@@ -153,6 +156,9 @@ func syncDir(dir string) error {
 }
 
 func (s store) readVolumeMeta(id string) (*volumeMeta, error) {
+	if s.cache != nil {
+		return s.cache.read(s, id)
+	}
 	var m volumeMeta
 	found, err := readJSON(s.volumeMetaPath(id), &m)
 	if err != nil || !found {

@@ -75,10 +75,16 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		}
 		return d.applyDirPermissions(tmp)
 	}
-	err = materialize(filepath.Join(d.store.base, volumesDir), id,
-		fill,
-		func() error { return writeJSON(metaPath, meta) },
-		func() { _ = removeFile(metaPath) })
+	if srcPath == "" && d.plainEmpty() {
+		err = materializeEmpty(filepath.Join(d.store.base, volumesDir), id,
+			func() error { return writeJSON(metaPath, meta) },
+			func() { _ = removeFile(metaPath) })
+	} else {
+		err = materialize(filepath.Join(d.store.base, volumesDir), id,
+			fill,
+			func() error { return writeJSON(metaPath, meta) },
+			func() { _ = removeFile(metaPath) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +215,18 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	unlock := d.locks.lock("v:" + id)
 	defer unlock()
 	metaPath := d.store.volumeMetaPath(id)
-	if err := dematerialize(filepath.Join(d.store.base, volumesDir), id, func() error { return removeFile(metaPath) }); err != nil {
+	parent := filepath.Join(d.store.base, volumesDir)
+	if removeEmpty(parent, id) {
+		// An empty volume went with one rmdir; its metadata follows (a
+		// crash in between leaves only an unlisted metadata file).
+		if err := removeFile(metaPath); err != nil {
+			return nil, fsError("removing metadata", err)
+		}
+	} else if err := dematerialize(parent, id, func() error { return removeFile(metaPath) }); err != nil {
 		return nil, err
+	}
+	if d.store.cache != nil {
+		d.store.cache.forget(id)
 	}
 	d.log.Info("volume deleted", "volume_id", id)
 	return &csi.DeleteVolumeResponse{}, nil
