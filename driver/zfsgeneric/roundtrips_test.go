@@ -153,3 +153,44 @@ func TestOneExecSnapshotConflictLeavesNothing(t *testing.T) {
 		t.Fatalf("snapshots left: %v, want only %s@s", got, ids[0])
 	}
 }
+
+// Drivers built from the same connection settings (the proxy's rebuild of
+// a changed connection file, or two files naming one host) share one SSH
+// connection, which outlives the first driver's Close and goes with the
+// last.
+func TestDriversShareOneSSHConnection(t *testing.T) {
+	h := startHost(t, zfshost.Options{})
+	cfg := genericConfig(h, zfsgeneric.DriverNFS, "")
+	old, cur := newDriver(t, cfg), newDriver(t, cfg)
+	conns := func() map[uint64]bool {
+		seen := map[uint64]bool{}
+		for _, r := range h.Server.Commands() {
+			seen[r.Conn] = true
+		}
+		return seen
+	}
+	if _, err := old.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cur.CreateVolume(ctx, createReq("pvc-shared", 1<<30)); err != nil {
+		t.Fatal(err)
+	}
+	old.Close() // the retired generation
+	if _, err := cur.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "pvc-shared"}); err != nil {
+		t.Fatalf("after the old driver closed: %v", err)
+	}
+	if n := len(conns()); n != 1 {
+		t.Fatalf("%d SSH connections for one host and login, want 1", n)
+	}
+	cur.Close()
+	h.Server.ResetCommands()
+	next := newDriver(t, cfg)
+	if _, err := next.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for c := range conns() {
+		if c == 1 {
+			t.Fatalf("the connection was kept after its last driver closed")
+		}
+	}
+}
