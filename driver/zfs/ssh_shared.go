@@ -3,8 +3,9 @@ package zfs
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 )
 
@@ -32,8 +33,15 @@ type sharedConn struct {
 // sharedKey identifies a config: every field, secrets included, hashed
 // (the key never leaves this process and never holds the secrets).
 func sharedKey(cfg SSHConfig) [sha256.Size]byte {
-	raw, _ := json.Marshal(cfg)
-	return sha256.Sum256(raw)
+	h := sha256.New()
+	for _, f := range []string{cfg.Host, strconv.Itoa(cfg.Port), cfg.Username, cfg.Password, cfg.PrivateKey, cfg.Passphrase,
+		strconv.Itoa(cfg.MaxSessions), cfg.KeepAlive.String(), cfg.DialTimeout.String(), cfg.HostKeyFingerprint, cfg.KnownHosts} {
+		// Length-prefixed, so no two configs give the same stream.
+		_, _ = fmt.Fprintf(h, "%d:%s", len(f), f)
+	}
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // SharedSSH returns an executor on the process's one connection for cfg,
