@@ -49,8 +49,11 @@ func materializeEmpty(parent, name string, commit func() error, rollback func())
 	final := filepath.Join(parent, name)
 	// A copy a crash left half-made under this name (before a copy or a
 	// permissioned create was retried as an empty one) goes first.
-	if err := removeTree(filepath.Join(parent, tmpPrefix+name)); err != nil {
-		return fsError("removing an unfinished copy", err)
+	// One lstat when there is none (RemoveAll of nothing costs three calls).
+	if tmp := filepath.Join(parent, tmpPrefix+name); lexists(tmp) {
+		if err := removeTree(tmp); err != nil {
+			return fsError("removing an unfinished copy", err)
+		}
 	}
 	if err := commit(); err != nil {
 		return fsError("writing metadata", err)
@@ -79,4 +82,12 @@ func materializeEmpty(parent, name string, commit func() error, rollback func())
 // to dematerialize.
 func removeEmpty(parent, name string) bool {
 	return syscall.Rmdir(filepath.Join(parent, name)) == nil
+}
+
+// lexists reports whether path exists (without following a final link);
+// an error other than "not there" counts as existing, so the caller's
+// removal reports it.
+func lexists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
