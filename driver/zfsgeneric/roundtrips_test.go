@@ -1,6 +1,7 @@
 package zfsgeneric_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -191,6 +192,58 @@ func TestDriversShareOneSSHConnection(t *testing.T) {
 	for c := range conns() {
 		if c == 1 {
 			t.Fatalf("the connection was kept after its last driver closed")
+		}
+	}
+}
+
+// Block volumes (iSCSI, NVMe-oF) make their target with targetcli or
+// nvmetcli in a run of its own; the rest of a new volume is one create
+// (without a read first, the parent being known) and the final labels:
+// three execs in the steady state, and the host probe once per connection.
+func TestBlockCreateExecs(t *testing.T) {
+	for _, driver := range []string{zfsgeneric.DriverISCSI, zfsgeneric.DriverNVMeoF} {
+		t.Run(driver, func(t *testing.T) {
+			h := startHost(t, zfshost.Options{})
+			d := newDriver(t, genericConfig(h, driver, ""))
+			if _, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-first", VolumeCapabilities: blockCaps(), CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30}}); err != nil {
+				t.Fatal(err)
+			}
+			h.Server.ResetCommands()
+			r, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-b", VolumeCapabilities: blockCaps(), CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := execs(h.Server.Commands()); n != 3 {
+				t.Errorf("CreateVolume: %d execs, want 3: %v", n, h.Server.Commands())
+			}
+			// A repeated create finds the volume with one read.
+			h.Server.ResetCommands()
+			again, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-b", VolumeCapabilities: blockCaps(), CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30}})
+			if err != nil || again.GetVolume().GetVolumeId() != r.GetVolume().GetVolumeId() {
+				t.Fatalf("repeat: %v %v", again, err)
+			}
+			if n, _ := execs(h.Server.Commands()); n > 2 {
+				t.Errorf("repeated CreateVolume: %d execs, want at most 2 (the refused create, the read)", n)
+			}
+		})
+	}
+}
+
+// The nvmet readiness check (configIsImportedFilePath) shares the nvmetcli
+// exec: a host whose flag file is missing gets no nvmetcli run, and the
+// call answers UNAVAILABLE naming the key.
+func TestNVMeoFNotReadyInTheSameExec(t *testing.T) {
+	h := startHost(t, zfshost.Options{})
+	cfg := strings.Replace(genericConfig(h, zfsgeneric.DriverNVMeoF, ""), "/var/run/nvmet-config-loaded", "/var/run/not-restored-yet", 1)
+	d := newDriver(t, cfg)
+	_, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-n", VolumeCapabilities: blockCaps(), CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30}})
+	wantStatus(t, "create before nvmet is restored", err, codes.Unavailable, "/var/run/not-restored-yet", "configIsImportedFilePath")
+	for _, r := range h.Server.Commands() {
+		if strings.Contains(strings.Join(r.Argv, " "), "nvmetcli") {
+			t.Fatalf("nvmetcli ran although the flag file is missing: %v", r.Argv)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 
@@ -53,6 +54,10 @@ type Engine struct {
 	parseNodeID func(string) (backend.NodeIdentity, error)
 	// parentMnt is the parent dataset's mountpoint, once learnt (oneshot.go).
 	parentMnt parentMount
+	// parentSeen: zfs.datasetParentName is known to exist (GetCapacity
+	// read it or a volume was made under it), so new volumes are created
+	// without -p and without a read first (volumes.go).
+	parentSeen atomic.Bool
 }
 
 var _ backend.Driver = (*Engine)(nil)
