@@ -247,3 +247,33 @@ func TestNVMeoFNotReadyInTheSameExec(t *testing.T) {
 		}
 	}
 }
+
+// A one-exec create whose prediction was wrong and whose answer was lost
+// (the connection dropped after the create took effect) is corrected by
+// the retry, even from a driver that knows nothing of the parent yet (a
+// restarted process).
+func TestWrongPredictionCorrectedByTheRetry(t *testing.T) {
+	h := startHost(t, zfshost.Options{})
+	cfg := genericConfig(h, zfsgeneric.DriverNFS, "")
+	d := newDriver(t, cfg)
+	if _, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	zfsLines(t, h, "set", "mountpoint=/srv/elsewhere", "tank/k8s/v")
+	h.Server.Faults().DropAfter(1) // the zfs create runs; its answer is lost
+	if _, err := d.CreateVolume(ctx, createReq("pvc-lost", 1<<30)); status.Code(err) != codes.Unavailable {
+		t.Fatalf("got %v, want UNAVAILABLE from the dropped connection", err)
+	}
+	restarted := newDriver(t, cfg)
+	r, err := restarted.CreateVolume(ctx, createReq("pvc-lost", 1<<30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.GetVolume().GetVolumeContext()["share"]; got != "/srv/elsewhere/pvc-lost" {
+		t.Fatalf("share %q after the retry, want /srv/elsewhere/pvc-lost", got)
+	}
+	stored := zfsLines(t, h, "get", "-H", "-o", "value", "democratic-csi:csi_share_volume_context", "tank/k8s/v/pvc-lost")
+	if len(stored) != 1 || !strings.Contains(stored[0], "/srv/elsewhere/pvc-lost") {
+		t.Fatalf("stored context %v", stored)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -121,7 +120,8 @@ func (e *Engine) createOneShot(ctx context.Context, id, ds string, size int64, r
 	}
 	raw, _ := json.Marshal(vc)
 	props := append(e.newFilesystemProps(name, req.GetParameters(), size), shareProps...)
-	props = append(props, zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propSuccess, Value: "true"})
+	props = append(props, zfs.Prop{Name: propPredictedMount, Value: mp},
+		zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propSuccess, Value: "true"})
 	out, err := cli.RunProgram(ctx,
 		cli.ZFSLine(zfs.CreateArgs(ds, zfs.CreateOptions{Parents: true, Props: props})...),
 		cli.ZFSLine(zfs.GetArgs(ds, e.volumeProps()...)...))
@@ -167,24 +167,25 @@ func (e *Engine) newFilesystemProps(name string, params map[string]string, size 
 	return props
 }
 
-// answerExisting answers for a provisioned volume. For a property share its
-// stored context is checked against the volume's real mountpoint: a one-shot
-// create predicts it, and a wrong guess (the parent's mountpoint changed)
-// is corrected here, by this call or by the retry of one that was cut short.
+// answerExisting answers for a provisioned volume. A volume whose share
+// context a one-exec create wrote for a predicted mountpoint that turned
+// out wrong (the parent's mountpoint changed) has it corrected here, by
+// this call or by the retry of one cut short: only such a volume
+// (propPredictedMount set, and not its mountpoint) is changed.
 func (e *Engine) answerExisting(ctx context.Context, id, ds, name string, props zfs.Properties, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, bool, error) {
-	if _, ok := e.share.(PropertySharer); ok && e.cfg.kind == filesystem {
-		want, shareProps, err := e.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: props["mountpoint"].Value})
+	guess, actual := props[propPredictedMount], props["mountpoint"].Value
+	if _, ok := e.share.(PropertySharer); ok && e.cfg.kind == filesystem && guess.IsSet() && guess.Value != actual {
+		want, shareProps, err := e.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: actual})
 		if err != nil {
 			return nil, true, err
 		}
-		if have, ok := storedContext(props); ok && !maps.Equal(have, want) && props[propProvisionerDriver].Value == e.cfg.driver {
-			raw, _ := json.Marshal(want)
-			e.log.Info("correcting the share context of a volume", "dataset", ds, "mountpoint", props["mountpoint"].Value)
-			if err := e.zfs.Set(ctx, ds, append(shareProps, zfs.Prop{Name: propShareContext, Value: string(raw)})...); err != nil {
-				return nil, true, e.zfsErr(err, "correcting the share context of "+ds)
-			}
-			props[propShareContext] = zfs.Property{Value: string(raw), Source: "local"}
+		raw, _ := json.Marshal(want)
+		e.log.Info("correcting the share context of a volume made for another mountpoint", "dataset", ds, "predicted", guess.Value, "mountpoint", actual)
+		fix := append(shareProps, zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propPredictedMount, Value: actual})
+		if err := e.zfs.Set(ctx, ds, fix...); err != nil {
+			return nil, true, e.zfsErr(err, "correcting the share context of "+ds)
 		}
+		props[propShareContext] = zfs.Property{Value: string(raw), Source: "local"}
 	}
 	resp, err := e.createResponse(id, props, req.GetVolumeContentSource())
 	return resp, true, err

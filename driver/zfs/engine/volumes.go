@@ -130,7 +130,8 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			return nil, err
 		}
 		if props[propSuccess].Value == "true" {
-			return e.createResponse(id, props, req.GetVolumeContentSource())
+			resp, _, err := e.answerExisting(ctx, id, ds, name, props, req)
+			return resp, err
 		}
 		// A earlier call stopped half-way: redo the remaining steps, and
 		// remove any share it may have made so it is made exactly once.
