@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -181,7 +182,7 @@ func (e *Engine) answerExisting(ctx context.Context, id, ds, name string, props 
 		}
 		raw, _ := json.Marshal(want)
 		e.log.Info("correcting the share context of a volume made for another mountpoint", "dataset", ds, "predicted", guess.Value, "mountpoint", actual)
-		fix := append(shareProps, zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propPredictedMount, Value: actual})
+		fix := append(slices.Clone(shareProps), zfs.Prop{Name: propShareContext, Value: string(raw)}, zfs.Prop{Name: propPredictedMount, Value: actual})
 		if err := e.zfs.Set(ctx, ds, fix...); err != nil {
 			return nil, true, e.zfsErr(err, "correcting the share context of "+ds)
 		}
