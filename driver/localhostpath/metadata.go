@@ -105,10 +105,12 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if errors.Is(err, fs.ErrNotExist) { // the first file: make the directory
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.CreateTemp(dir, tmpPrefix+"*")
+		}
+	}
 	if err != nil {
 		return err
 	}
