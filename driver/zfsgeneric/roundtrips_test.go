@@ -1,6 +1,7 @@
 package zfsgeneric_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -275,5 +276,67 @@ func TestWrongPredictionCorrectedByTheRetry(t *testing.T) {
 	stored := zfsLines(t, h, "get", "-H", "-o", "value", "democratic-csi:csi_share_volume_context", "tank/k8s/v/pvc-lost")
 	if len(stored) != 1 || !strings.Contains(stored[0], "/srv/elsewhere/pvc-lost") {
 		t.Fatalf("stored context %v", stored)
+	}
+}
+
+// The connection drops after the n-th command of a steady-state create
+// (the parent known: the one-exec program for NFS, create-first for block
+// volumes). The command took effect, its answer is lost; the retries must
+// converge on exactly one provisioned dataset and one target.
+func TestDroppedConnectionMidProgramConverges(t *testing.T) {
+	for _, driver := range []string{zfsgeneric.DriverNFS, zfsgeneric.DriverISCSI, zfsgeneric.DriverNVMeoF} {
+		for n := 1; n <= 5; n++ {
+			t.Run(fmt.Sprintf("%s/after-%d", driver, n), func(t *testing.T) {
+				h := startHost(t, zfshost.Options{})
+				d := newDriver(t, genericConfig(h, driver, ""))
+				if _, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{}); err != nil {
+					t.Fatal(err)
+				}
+				caps := mountCaps()
+				if driver != zfsgeneric.DriverNFS {
+					caps = blockCaps()
+				}
+				req := &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: caps, CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30}}
+				h.Server.Faults().DropAfter(n)
+				var err error
+				var resp *csi.CreateVolumeResponse
+				failures := 0
+				for range 5 {
+					if resp, err = d.CreateVolume(ctx, req); err == nil {
+						break
+					}
+					failures++
+					if status.Code(err) != codes.Unavailable {
+						t.Fatalf("%v (want UNAVAILABLE while the connection drops)", err)
+					}
+				}
+				if err != nil {
+					t.Fatalf("never converged: %v", err)
+				}
+				if n <= 2 && failures == 0 {
+					t.Fatalf("the drop after %d commands never hit the create", n)
+				}
+				if got := zfsLines(t, h, "list", "-H", "-o", "name", "-r", "-t", "filesystem,volume", "tank/k8s/v"); len(got) != 2 {
+					t.Fatalf("datasets: %v", got)
+				}
+				if got := zfsLines(t, h, "get", "-H", "-o", "value", "democratic-csi:provision_success", "tank/k8s/v/pvc-1"); len(got) != 1 || got[0] != "true" {
+					t.Fatalf("provision_success: %v", got)
+				}
+				switch driver {
+				case zfsgeneric.DriverISCSI:
+					if lio := h.Server.LIO(); len(lio.Targets) != 1 || len(lio.StorageObjects) != 1 {
+						t.Fatalf("LIO: %+v", lio)
+					}
+				case zfsgeneric.DriverNVMeoF:
+					if k := len(h.Server.NVMet().Subsystems); k != 1 {
+						t.Fatalf("nvmet subsystems: %d", k)
+					}
+				case zfsgeneric.DriverNFS:
+					if got := resp.GetVolume().GetVolumeContext()["share"]; got != "/tank/k8s/v/pvc-1" {
+						t.Fatalf("share %q", got)
+					}
+				}
+			})
+		}
 	}
 }
