@@ -287,3 +287,19 @@ func TestLongMessagesAreCut(t *testing.T) {
 		t.Fatalf("message of %d bytes: %.120s…", n, st.Message())
 	}
 }
+
+// The controller's reads of one volume hold no lock: they never wait for
+// (nor make wait) calls on the same volume.
+func TestVolumeReadsTakeNoLock(t *testing.T) {
+	for _, req := range []any{
+		&csipb.ValidateVolumeCapabilitiesRequest{VolumeId: "v"},
+		&csipb.ControllerGetVolumeRequest{VolumeId: "v"},
+	} {
+		if k := lockKeys(req); len(k) != 0 {
+			t.Errorf("%T: keys %v, want none", req, k)
+		}
+	}
+	if k := lockKeys(&csipb.DeleteVolumeRequest{VolumeId: "v"}); len(k) != 1 {
+		t.Errorf("DeleteVolume: keys %v, want vol:v", k)
+	}
+}

@@ -7,7 +7,12 @@ import (
 // lockKeys returns the keys a request must hold: the volume id, volume name,
 // snapshot id or snapshot name it acts on, and the source of a clone or
 // restore (so a source cannot be deleted while it is being copied).
-// Read-only calls that name no object (Probe, List*, GetCapacity) hold none.
+// Read-only calls that name no object (Probe, List*, GetCapacity) hold none,
+// and neither do the controller's reads of one volume
+// (ValidateVolumeCapabilities, ControllerGetVolume): they change nothing, a
+// read racing a delete answers either "found" or NOT_FOUND (both true at
+// some instant), and sidecars poll them from many goroutines at once, which
+// an exclusive per-volume lock would serialise for no safety.
 func lockKeys(req any) []string {
 	var keys []string
 	add := func(kind, v string) {
@@ -16,6 +21,8 @@ func lockKeys(req any) []string {
 		}
 	}
 	switch r := req.(type) {
+	case *csipb.ValidateVolumeCapabilitiesRequest, *csipb.ControllerGetVolumeRequest:
+		return nil
 	case *csipb.CreateVolumeRequest:
 		add("volname:", r.GetName())
 		if src := r.GetVolumeContentSource(); src != nil {

@@ -95,7 +95,7 @@ func New(opts backend.Options) (*Driver, error) {
 	}
 	return &Driver{
 		cfg:      cfg,
-		store:    store{base: cfg.controllerBase},
+		store:    store{base: cfg.controllerBase, cache: &metaCache{}},
 		nodeName: opts.NodeName,
 		topoKey:  key,
 		log:      log,

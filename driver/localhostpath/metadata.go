@@ -53,7 +53,10 @@ type snapshotMeta struct {
 
 // store resolves paths under the controller base directory. Every id it is
 // given must have passed safeComponent.
-type store struct{ base string }
+type store struct {
+	base  string
+	cache *metaCache // nil: every read goes to the file
+}
 
 func (s store) volumePath(id string) string { return filepath.Join(s.base, volumesDir, id) }
 func (s store) snapshotPath(dir string) string {
@@ -102,10 +105,12 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if errors.Is(err, fs.ErrNotExist) { // the first file: make the directory
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.CreateTemp(dir, tmpPrefix+"*")
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -153,6 +158,9 @@ func syncDir(dir string) error {
 }
 
 func (s store) readVolumeMeta(id string) (*volumeMeta, error) {
+	if s.cache != nil {
+		return s.cache.read(s, id)
+	}
 	var m volumeMeta
 	found, err := readJSON(s.volumeMetaPath(id), &m)
 	if err != nil || !found {

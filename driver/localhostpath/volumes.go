@@ -75,10 +75,16 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		}
 		return d.applyDirPermissions(tmp)
 	}
-	err = materialize(filepath.Join(d.store.base, volumesDir), id,
-		fill,
-		func() error { return writeJSON(metaPath, meta) },
-		func() { _ = removeFile(metaPath) })
+	if srcPath == "" && d.plainEmpty() {
+		err = materializeEmpty(filepath.Join(d.store.base, volumesDir), id,
+			func() error { return writeJSON(metaPath, meta) },
+			func() { _ = removeFile(metaPath) })
+	} else {
+		err = materialize(filepath.Join(d.store.base, volumesDir), id,
+			fill,
+			func() error { return writeJSON(metaPath, meta) },
+			func() { _ = removeFile(metaPath) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -177,21 +183,29 @@ func (d *Driver) volume(id string, m *volumeMeta) *csi.Volume {
 // lookupVolume returns the metadata of an existing volume (nil when it has
 // none) or NOT_FOUND.
 func (d *Driver) lookupVolume(call, id string) (*volumeMeta, error) {
-	if !isVolumeName(id) {
-		return nil, status.Errorf(codes.NotFound, "%s: volume %q not found (not a local-hostpath volume id)", call, id)
-	}
-	ok, err := isDir(d.store.volumePath(id))
-	if err != nil {
-		return nil, fsError("checking volume "+id, err)
-	}
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "%s: volume %q not found in %s", call, id, filepath.Join(d.store.base, volumesDir))
+	if err := d.checkVolume(call, id); err != nil {
+		return nil, err
 	}
 	m, err := d.store.readVolumeMeta(id)
 	if err != nil {
 		return nil, fsError("reading metadata of volume "+id, err)
 	}
 	return m, nil
+}
+
+// checkVolume is NOT_FOUND unless volume id exists (one lstat).
+func (d *Driver) checkVolume(call, id string) error {
+	if !isVolumeName(id) {
+		return status.Errorf(codes.NotFound, "%s: volume %q not found (not a local-hostpath volume id)", call, id)
+	}
+	ok, err := isDir(d.store.volumePath(id))
+	if err != nil {
+		return fsError("checking volume "+id, err)
+	}
+	if !ok {
+		return status.Errorf(codes.NotFound, "%s: volume %q not found in %s", call, id, filepath.Join(d.store.base, volumesDir))
+	}
+	return nil
 }
 
 // DeleteVolume removes the volume directory and its metadata. Snapshots of
@@ -209,8 +223,18 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	unlock := d.locks.lock("v:" + id)
 	defer unlock()
 	metaPath := d.store.volumeMetaPath(id)
-	if err := dematerialize(filepath.Join(d.store.base, volumesDir), id, func() error { return removeFile(metaPath) }); err != nil {
+	parent := filepath.Join(d.store.base, volumesDir)
+	if removeEmpty(parent, id) {
+		// An empty volume went with one rmdir; its metadata follows (a
+		// crash in between leaves only an unlisted metadata file).
+		if err := removeFile(metaPath); err != nil {
+			return nil, fsError("removing metadata", err)
+		}
+	} else if err := dematerialize(parent, id, func() error { return removeFile(metaPath) }); err != nil {
 		return nil, err
+	}
+	if d.store.cache != nil {
+		d.store.cache.forget(id)
 	}
 	d.log.Info("volume deleted", "volume_id", id)
 	return &csi.DeleteVolumeResponse{}, nil
@@ -273,7 +297,8 @@ func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 	if len(req.GetVolumeCapabilities()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "ValidateVolumeCapabilities: volume_capabilities is required")
 	}
-	if _, err := d.lookupVolume("ValidateVolumeCapabilities", id); err != nil {
+	// Only the volume's existence matters here: its metadata is not read.
+	if err := d.checkVolume("ValidateVolumeCapabilities", id); err != nil {
 		return nil, err
 	}
 	if msg := checkCapabilities(req.GetVolumeCapabilities()); msg != "" {

@@ -3,6 +3,7 @@ package zfsgeneric
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -51,6 +52,12 @@ func (s propertyShare) Create(_ context.Context, r engine.ShareRequest) (map[str
 func (propertyShare) Remove(context.Context, string, zfs.Properties) error { return nil }
 
 func (propertyShare) AssetProps() []string { return nil }
+
+// PropertiesOnly: the share is set with the dataset's own properties, so
+// a new volume is made, shared and marked provisioned by one exec.
+func (propertyShare) PropertiesOnly() {}
+
+var _ engine.PropertySharer = propertyShare{}
 
 // smbShareName is the share name zfs's sharesmb gives a dataset (and
 // democratic-csi assumes): the name with "/" and "-" replaced by "_".
@@ -106,10 +113,23 @@ func (d *platform) storedAsset(dataset string, props zfs.Properties, prop string
 // are serialised per host; "Ran out of input" (targetcli reading a
 // truncated script) is retried.
 func (d *platform) runCLI(ctx context.Context, cli []string, script string, sensitive []string) (zfs.Output, error) {
+	return d.runCLIWhen(ctx, "", cli, script, sensitive)
+}
+
+// notReadyExit is the status of a runCLIWhen whose flag file is missing.
+const notReadyExit = 97
+
+// runCLIWhen is runCLI that first checks, in the same exec, that the file
+// flag exists (test -f), and exits notReadyExit without running the CLI
+// when it does not: one round trip instead of two. flag "" checks nothing.
+func (d *platform) runCLIWhen(ctx context.Context, flag string, cli []string, script string, sensitive []string) (zfs.Output, error) {
 	if d.cfg.share.cliSudo {
 		cli = append([]string{d.SudoPath()}, cli...)
 	}
 	line := zfs.Line("sh", "-c", "echo "+zfs.Quote(script)+" | "+zfs.Line(cli...))
+	if flag != "" {
+		line = zfs.Line("test", "-f", flag) + " || exit " + strconv.Itoa(notReadyExit) + "; " + line
+	}
 	select {
 	case d.cliLock <- struct{}{}:
 	case <-ctx.Done():

@@ -42,9 +42,13 @@ func (s nvmeofShare) ready(ctx context.Context) error {
 		return err
 	}
 	if out.Code != 0 {
-		return status.Errorf(codes.Unavailable, "nvmet is not configured on the storage host yet: %s does not exist (nvmeof.shareStrategyNvmetCli.configIsImportedFilePath)", flag)
+		return s.notReady()
 	}
 	return nil
+}
+
+func (s nvmeofShare) notReady() error {
+	return status.Errorf(codes.Unavailable, "nvmet is not configured on the storage host yet: %s does not exist (nvmeof.shareStrategyNvmetCli.configIsImportedFilePath)", s.d.cfg.share.importedFlag)
 }
 
 func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
@@ -56,9 +60,6 @@ func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 	}
 	nqn := sh.basename + ":" + asset
 	if err := checkQualifiedName("NQN", nqn, "nvmeof.shareStrategyNvmetCli"); err != nil {
-		return nil, nil, err
-	}
-	if err := s.ready(ctx); err != nil {
 		return nil, nil, err
 	}
 	var b strings.Builder
@@ -77,9 +78,13 @@ func (s nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[str
 		w("cd /ports/"+p+"/subsystems", "create "+nqn)
 	}
 	w(s.saveLine())
-	out, err := d.runCLI(ctx, s.cli(), b.String(), nil)
+	// The readiness check (configIsImportedFilePath) runs in the same exec.
+	out, err := d.runCLIWhen(ctx, sh.importedFlag, s.cli(), b.String(), nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	if sh.importedFlag != "" && out.Code == notReadyExit {
+		return nil, nil, s.notReady()
 	}
 	// nvmetcli prints nothing for commands that work and may exit 0 after
 	// one that failed: any complaint in its output fails the create.

@@ -33,7 +33,11 @@ func NewCLIHost(opts backend.Options, driver string, c CLIConfig) (*CLIHost, err
 	log := Logger(opts, driver)
 	var exec zfs.Executor
 	if c.SSH != nil {
-		ssh, err := zfs.NewSSH(*c.SSH, log)
+		// One connection per host and login for the whole process: a
+		// rebuilt driver (its connection file changed) and other
+		// connection files naming the same host share it and its
+		// session limit.
+		ssh, err := zfs.SharedSSH(*c.SSH, log)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", opts.File, err)
 		}

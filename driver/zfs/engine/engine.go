@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 
@@ -51,6 +52,12 @@ type Engine struct {
 	// parseNodeID reads node ids (the front end's proxy.nodeId settings),
 	// for the initiator names of ControllerPublishVolume; nil: opaque.
 	parseNodeID func(string) (backend.NodeIdentity, error)
+	// parentMnt is the parent dataset's mountpoint, once learnt (oneshot.go).
+	parentMnt parentMount
+	// parentSeen: zfs.datasetParentName is known to exist (GetCapacity
+	// read it or a volume was made under it), so new volumes are created
+	// without -p and without a read first (volumes.go).
+	parentSeen atomic.Bool
 }
 
 var _ backend.Driver = (*Engine)(nil)

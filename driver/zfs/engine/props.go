@@ -14,6 +14,13 @@ const (
 	propProvisionerDriver = "democratic-csi:volume_context_provisioner_driver"
 	propProvisionerID     = "democratic-csi:volume_context_provisioner_instance_id"
 
+	// propPredictedMount is switchyard's own: the mountpoint a one-exec
+	// create predicted for the share context it wrote (oneshot.go). Only a
+	// volume that has it, with a value other than its real mountpoint, has
+	// its share context corrected; every other volume's stored context is
+	// answered as stored, as before.
+	propPredictedMount = "switchyard:predicted_mountpoint"
+
 	// Prefixes of the temporary snapshots made for clones and detached
 	// copies; a volume whose origin has the first prefix owns it.
 	cloneSnapshotPrefix    = "volume-source-for-volume-"
@@ -30,7 +37,7 @@ var createOnlyProps = map[string]bool{"aclmode": true, "aclinherit": true, "aclt
 // The sharer's asset properties are added (Engine.volumeProps).
 var baseVolumeProps = []string{"type", "volsize", "refquota", "volblocksize", "mountpoint", "origin",
 	propManaged, propSuccess, propVolumeName, propShareContext, propSourceType, propSourceID,
-	propProvisionerDriver, propProvisionerID}
+	propProvisionerDriver, propProvisionerID, propPredictedMount}
 
 func (e *Engine) volumeProps() []string {
 	return append(append([]string(nil), baseVolumeProps...), e.share.AssetProps()...)

@@ -78,6 +78,9 @@ func (e *Engine) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	id := srcID + sep + zname
 	ref, _ := e.parseSnapshotID(id)
 
+	if resp, done, err := e.snapshotOneShot(ctx, name, srcID, id, ref); done {
+		return resp, err
+	}
 	if err := e.checkSnapshotName(ctx, name, srcID); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -71,10 +72,43 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 
-	props, err := e.zfs.Get(ctx, ds, e.volumeProps()...)
-	exists := err == nil
+	if src == nil {
+		if resp, done, err := e.createOneShot(ctx, id, ds, size, req); done {
+			return resp, err
+		}
+	}
+
+	// With the parent known to exist, a new volume is created straight
+	// away, without -p: that create fails on an existing dataset (where -p
+	// would leave it alone silently), so the read that would only have
+	// found nothing is saved. Anything it refuses (a retry finding its
+	// dataset, a parent removed meanwhile) takes the read path below, which
+	// keeps every earlier rule.
 	mountpoint := "" // known once the dataset is made
+	made := false
+	if src == nil && e.parentSeen.Load() {
+		mp, cerr := e.makeEmpty(ctx, ds, name, size, req, false)
+		var ze *zfs.Error
+		switch {
+		case cerr == nil:
+			made, mountpoint = true, mp
+		case !errors.As(cerr, &ze): // not run, or its outcome unknown
+			return nil, e.zfsErr(cerr, "creating "+ds)
+		}
+	}
+	var props zfs.Properties
+	exists := false
+	if !made {
+		props, err = e.zfs.Get(ctx, ds, e.volumeProps()...)
+		exists = err == nil
+	}
 	switch {
+	case made:
+		defer func() {
+			if err != nil && status.Code(err) != codes.Unavailable {
+				e.rollback(ds)
+			}
+		}()
 	case err != nil && !zfs.IsNotExist(err):
 		return nil, e.zfsErr(err, "reading "+ds)
 	case exists:
@@ -96,7 +130,8 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			return nil, err
 		}
 		if props[propSuccess].Value == "true" {
-			return e.createResponse(id, props, req.GetVolumeContentSource())
+			resp, _, err := e.answerExisting(ctx, id, ds, name, props, req)
+			return resp, err
 		}
 		// A earlier call stopped half-way: redo the remaining steps, and
 		// remove any share it may have made so it is made exactly once.
@@ -131,6 +166,7 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			}
 			mountpoint = p["mountpoint"].Value
 		}
+		e.learnParentMount(id, zfs.Properties{"mountpoint": {Value: mountpoint, Source: "inherited"}})
 		if p := e.permissions(); !p.IsZero() && usableMountpoint(mountpoint) {
 			if err := e.plat.SetPermissions(ctx, mountpoint, p); err != nil {
 				return nil, err
@@ -244,8 +280,19 @@ func (e *Engine) makeDataset(ctx context.Context, ds, name string, size int64, r
 	if src != nil {
 		return "", e.makeFromSource(ctx, ds, name, req, src)
 	}
+	mp, err := e.makeEmpty(ctx, ds, name, size, req, true)
+	if err != nil && !zfs.IsExists(err) {
+		return "", e.zfsErr(err, "creating "+ds)
+	}
+	return mp, nil
+}
+
+// makeEmpty creates an empty volume with all its creation properties (and
+// a filesystem's mountpoint read in the same session); parents is -p.
+// Errors are the platform's, unmapped.
+func (e *Engine) makeEmpty(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, parents bool) (string, error) {
 	props := e.baseProps(name, req.GetParameters(), false)
-	o := zfs.CreateOptions{Parents: true}
+	o := zfs.CreateOptions{Parents: parents}
 	if e.cfg.kind == volume {
 		props = append(props, zfs.Prop{Name: "volblocksize", Value: strconv.FormatInt(e.cfg.zvolBlocksize, 10)})
 		o.Volsize = size
@@ -262,14 +309,16 @@ func (e *Engine) makeDataset(ctx context.Context, ds, name string, size int64, r
 	o.Props = props
 	if e.cfg.kind == filesystem {
 		p, err := e.zfs.CreateAndGet(ctx, ds, o, "mountpoint")
-		if err != nil && !zfs.IsExists(err) {
-			return "", e.zfsErr(err, "creating "+ds)
+		if err != nil {
+			return "", err
 		}
+		e.parentSeen.Store(true)
 		return p["mountpoint"].Value, nil
 	}
-	if err := e.zfs.Create(ctx, ds, o); err != nil && !zfs.IsExists(err) {
-		return "", e.zfsErr(err, "creating "+ds)
+	if err := e.zfs.Create(ctx, ds, o); err != nil {
+		return "", err
 	}
+	e.parentSeen.Store(true)
 	return "", nil
 }
 
@@ -399,6 +448,12 @@ func (e *Engine) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 		return &csi.DeleteVolumeResponse{}, nil
 	}
 	ds := e.cfg.datasetName(id)
+	if done, err := e.deleteOneShot(ctx, id, ds); done {
+		if err != nil {
+			return nil, err
+		}
+		return &csi.DeleteVolumeResponse{}, nil
+	}
 	rows, err := e.zfs.List(ctx, ds, zfs.ListOptions{Depth: 1, Types: []string{"filesystem", "volume", "snapshot"},
 		Props: append([]string{"origin", "clones"}, e.share.AssetProps()...)})
 	if zfs.IsNotExist(err) {
@@ -580,15 +635,21 @@ func (e *Engine) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	if caps := req.GetVolumeCapabilities(); len(caps) > 0 && e.checkCapabilities(caps) != "" {
 		return &csi.GetCapacityResponse{}, nil
 	}
-	props, err := e.zfs.Get(ctx, e.cfg.parent, "available")
+	// The mountpoint comes along for free: it lets a new volume's share
+	// path be known before the volume is made (oneshot.go).
+	props, err := e.zfs.Get(ctx, e.cfg.parent, "available", "mountpoint")
 	if zfs.IsNotExist(err) {
 		if err := e.zfs.Create(ctx, e.cfg.parent, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
 			return nil, e.zfsErr(err, "creating "+e.cfg.parent)
 		}
-		props, err = e.zfs.Get(ctx, e.cfg.parent, "available")
+		props, err = e.zfs.Get(ctx, e.cfg.parent, "available", "mountpoint")
 	}
 	if err != nil {
 		return nil, e.zfsErr(err, fmt.Sprintf("reading the space available in %s", e.cfg.parent))
+	}
+	e.parentSeen.Store(true)
+	if mp, ok := props["mountpoint"]; ok && e.cfg.kind == filesystem {
+		e.parentMnt.set(mp.Value)
 	}
 	return &csi.GetCapacityResponse{AvailableCapacity: max(props.Int("available"), 0)}, nil
 }

@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/switchyard-csi/switchyard/lab/csiclient"
+)
+
+// The benchmarks in this file run the real switchyard binary as its own
+// process and read its CPU time from /proc/<pid>/stat around each batch, as
+// the measurements of issue 16 did: the driver's cost per operation, apart
+// from the client's and the simulator's, on a machine whose other load only
+// stretches wall times. SWITCHYARD_BIN names the binary; by default
+// bin/switchyard (make build), else one is built into a temporary directory.
+
+// driverBinary returns the switchyard binary to run.
+func driverBinary(b *testing.B) string {
+	b.Helper()
+	if p := os.Getenv("SWITCHYARD_BIN"); p != "" {
+		return p
+	}
+	if p, err := filepath.Abs("../bin/switchyard"); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	out := filepath.Join(b.TempDir(), "switchyard")
+	cmd := exec.Command("go", "build", "-o", out, "../cmd/switchyard")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("building switchyard (or set SWITCHYARD_BIN): %v", err)
+	}
+	return out
+}
+
+// driverProc is a running switchyard controller.
+type driverProc struct {
+	c   *csiclient.Client
+	pid int
+}
+
+// startDriver runs the binary with a main config in dir as a controller.
+func startDriver(b *testing.B, dir, main string) driverProc {
+	b.Helper()
+	mainFile := filepath.Join(dir, "main.yaml")
+	if err := os.WriteFile(mainFile, []byte(main), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	sock := filepath.Join(dir, "csi.sock")
+	cmd := exec.Command(driverBinary(b), "--driver-config-file="+mainFile, "--csi-name=org.switchyard.bench",
+		"--csi-mode=controller", "--server-socket="+sock, "--node-state-dir="+filepath.Join(dir, "state"))
+	// The default log level (info), as deployed; the lines go nowhere.
+	cmd.Env = append(os.Environ(), "CSI_NODE_ID=bench-node")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	c, err := csiclient.Dial("unix://" + sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.WaitReady(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return driverProc{c: c, pid: cmd.Process.Pid}
+}
+
+// cpu is the process's user+system CPU time so far.
+func (d driverProc) cpu(b *testing.B) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond
+}
+
+// batch runs op(i) for i in [0,n) from callers goroutines; it returns each
+// op's latency and the wall time.
+func batch(b *testing.B, n, callers int, op func(i int) error) ([]time.Duration, time.Duration) {
+	b.Helper()
+	work := make(chan int, n)
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	lat := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	t0 := time.Now()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				s := time.Now()
+				err := op(i)
+				lat[i] = time.Since(s)
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("op %d: %w", i, err)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		b.Fatal(first)
+	}
+	return lat, time.Since(t0)
+}
+
+func pct(lat []time.Duration, p float64) time.Duration {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// skipUnlessLinux: /proc/<pid>/stat is Linux's.
+func skipUnlessLinux(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads the driver's CPU time from /proc (Linux)")
+	}
+}
+
+var _ = csipb.ControllerServiceCapability_RPC_UNKNOWN
