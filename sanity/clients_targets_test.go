@@ -1,10 +1,12 @@
 package sanity
 
+import "strings"
+
 // Targets of the backends of issue 14 other than Synology: nfs-client,
 // smb-client and lustre-client (driver/shareclient). They are added from
 // init so that targets_test.go needs no edit.
 
-func init() { targets = append(targets, clientsTargets()...) }
+func init() { targets = append(append(targets, clientsTargets()...), zfsLocalTargets()...) }
 
 // noNodeShareClient is why the share clients' node specs do not run on
 // this host.
@@ -42,3 +44,29 @@ func clientsTargets() []target {
 // CreateVolume whatever the advertised capabilities; a run gives failures
 // that say nothing about node-manual. driver/nodemanual's tests stage
 // democratic-csi's example PVs through the node service instead.
+
+// noNodeZFSLocal is why zfs-local's node specs do not run here: the
+// simulated host's datasets are not mounted on this machine and its zvols
+// have no /dev/zvol device.
+const noNodeZFSLocal = "node specs stage the node's own datasets and zvols: the simulated ZFS host's are not on this machine (driver/zfslocal's fidelity tests mount real zfs-fuse datasets)"
+
+// zfsLocalTargets: zfs-local-dataset and zfs-local-zvol against the
+// simulated ZFS host (the model), reached over SSH as if it were the node's
+// own sshd, standalone and behind the proxy (nodeTopology node: the volumes
+// are node-local).
+func zfsLocalTargets() []target {
+	var out []target
+	for _, d := range []string{"zfs-local-dataset", "zfs-local-zvol"} {
+		short := strings.TrimPrefix(d, "zfs-")
+		out = append(out,
+			target{name: d + "/direct", main: "{{zfs " + d + " " + short + "-direct}}", noNode: noNodeZFSLocal, block: d == "zfs-local-zvol"},
+			target{
+				name:        d + "/proxy",
+				main:        "driver: proxy\nproxy:\n  configFolder: {{dir}}/connections\n  nodeTopology:\n    type: node\n",
+				connections: map[string]string{short: "{{zfs " + d + " " + short + "-proxy}}"},
+				params:      map[string]string{"connection": short},
+				noNode:      noNodeZFSLocal, block: d == "zfs-local-zvol",
+			})
+	}
+	return out
+}

@@ -19,4 +19,5 @@ import (
 	_ "github.com/switchyard-csi/switchyard/driver/shareclient"   // nfs-client, smb-client, lustre-client
 	_ "github.com/switchyard-csi/switchyard/driver/truenas"       // freenas-*, truenas-*
 	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"    // zfs-generic-*
+	_ "github.com/switchyard-csi/switchyard/driver/zfslocal"      // zfs-local-dataset, zfs-local-zvol
 )
