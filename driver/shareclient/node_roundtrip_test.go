@@ -55,7 +55,9 @@ func TestNodeMountsWhatTheControllerMade(t *testing.T) {
 			fm := mount.NewFakeMounter(nil)
 			svc, err := node.NewService(node.Options{
 				Mounter: fm, StateDir: filepath.Join(dir, "state"), Logger: slog.New(slog.DiscardHandler),
-				NodeInfo: func(context.Context) (*csi.NodeGetInfoResponse, error) { return &csi.NodeGetInfoResponse{NodeId: "n1"}, nil },
+				NodeInfo: func(context.Context) (*csi.NodeGetInfoResponse, error) {
+					return &csi.NodeGetInfoResponse{NodeId: "n1"}, nil
+				},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -133,3 +133,21 @@ func (localShare) Create(_ context.Context, r engine.ShareRequest) (map[string]s
 func (localShare) Remove(context.Context, string, zfs.Properties) error { return nil }
 
 func (localShare) AssetProps() []string { return nil }
+
+// Datasets is the node's zfs, setting one property per `zfs set`: a node
+// may run a zfs older than ZFS on Linux 0.7 (or zfs-fuse), whose `zfs set`
+// takes a single property=value. Properties are set in the engine's order,
+// so its completion marker still comes last. Setting is rare (creation,
+// expansion), so the extra commands cost little.
+func (p *platform) Datasets() zfs.Datasets { return oneSet{p.CLIHost.Datasets()} }
+
+type oneSet struct{ zfs.Datasets }
+
+func (o oneSet) Set(ctx context.Context, name string, props ...zfs.Prop) error {
+	for _, p := range props {
+		if err := o.Datasets.Set(ctx, name, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

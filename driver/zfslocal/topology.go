@@ -61,7 +61,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 	resp, err := d.Engine.CreateVolume(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, d.poolErr(err)
 	}
 	d.withTopology(resp.GetVolume())
 	return resp, nil
@@ -81,7 +81,7 @@ func (d *Driver) ControllerGetVolume(ctx context.Context, req *csi.ControllerGet
 func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
 	resp, err := d.Engine.ListVolumes(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, d.poolErr(err)
 	}
 	for _, e := range resp.GetEntries() {
 		d.withTopology(e.GetVolume())
@@ -94,5 +94,20 @@ func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (
 	if n, ok := req.GetAccessibleTopology().GetSegments()[d.topoKey]; ok && n != d.node {
 		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
 	}
-	return d.Engine.GetCapacity(ctx, req)
+	resp, err := d.Engine.GetCapacity(ctx, req)
+	if err != nil {
+		return nil, d.poolErr(err)
+	}
+	return resp, nil
+}
+
+// poolErr turns zfs's "no such pool" into FAILED_PRECONDITION naming the
+// node: with zfs-local it means this node lacks the pool (a node the
+// controller DaemonSet should not run on, or a pool not imported yet).
+func (d *Driver) poolErr(err error) error {
+	msg := status.Convert(err).Message()
+	if !strings.Contains(msg, "no such pool") {
+		return err
+	}
+	return status.Errorf(codes.FailedPrecondition, "%s: node %q does not have the pool of zfs.datasetParentName (import it, or keep this driver off the node): %s", d.name, d.node, msg)
 }
