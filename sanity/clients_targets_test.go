@@ -6,7 +6,9 @@ import "strings"
 // smb-client and lustre-client (driver/shareclient). They are added from
 // init so that targets_test.go needs no edit.
 
-func init() { targets = append(append(targets, clientsTargets()...), zfsLocalTargets()...) }
+func init() {
+	targets = append(append(append(targets, clientsTargets()...), zfsLocalTargets()...), truenasNVMeoFSSHTargets()...)
+}
 
 // noNodeShareClient is why the share clients' node specs do not run on
 // this host.
@@ -68,5 +70,30 @@ func zfsLocalTargets() []target {
 				noNode:      noNodeZFSLocal, block: d == "zfs-local-zvol",
 			})
 	}
+	return out
+}
+
+// truenasNVMeoFSSHTargets: freenas-nvmeof (zfs over SSH, nvmet through the
+// API) on the releases that have nvmet, standalone and behind the proxy
+// next to its API twin, and truenas-nvmeof (the alias) standalone.
+func truenasNVMeoFSSHTargets() []target {
+	var out []target
+	for _, rel := range []string{"25.10", "26.04"} {
+		host := "truenas-" + rel
+		tag := strings.ReplaceAll(rel, ".", "")
+		out = append(out,
+			target{name: "freenas-nvmeof@" + rel + "/direct", main: "{{" + host + " freenas-nvmeof nvmeof-ssh-" + tag + "-direct}}", noNode: noNodeTrueNAS, block: true},
+			target{
+				name: "freenas-nvmeof@" + rel + "/proxy",
+				main: "driver: proxy\nproxy:\n  configFolder: {{dir}}/connections\n",
+				connections: map[string]string{
+					"tn-nvmeof-ssh": "{{" + host + " freenas-nvmeof nvmeof-ssh-" + tag + "-proxy}}",
+					"tn-nvmeof-api": "{{" + host + " freenas-api-nvmeof nvmeof-api-" + tag + "-proxy-ssh}}",
+				},
+				params: map[string]string{"connection": "tn-nvmeof-ssh"},
+				noNode: noNodeTrueNAS, block: true,
+			})
+	}
+	out = append(out, target{name: "truenas-nvmeof@26.04/direct", main: "{{truenas-26.04 truenas-nvmeof tnvmeof-ssh-2604-direct}}", noNode: noNodeTrueNAS, block: true})
 	return out
 }
