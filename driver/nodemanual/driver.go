@@ -113,7 +113,7 @@ var (
 	blockFSTypes = []string{"btrfs", "ext3", "ext4", "ext4dev", "xfs"}
 )
 
-// CheckCapability says why attach kind kind cannot serve c, or "".
+// CheckCapability says why the attach kind named kind cannot serve c, or "".
 // File systems (nfs, smb, lustre, hostpath) serve mount access in every
 // mode; block devices (iscsi, nvmeof) serve mount with a block file system
 // or raw block, multi-node writers only as raw block; zfs-local serves one

@@ -248,12 +248,8 @@ func (d *Driver) checkCapabilities(caps []*csi.VolumeCapability) string {
 	return ""
 }
 
-// fsError turns a file system failure into a status with the operation and
-// path in the message.
-func (d *Driver) fsError(op string, err error) error {
-	return fsErrorNamed(d.kind.name, op, err)
-}
-
+// fsErrorNamed turns a file system failure into a status with the
+// operation and path in the message.
 func fsErrorNamed(name, op string, err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err // already a status, chosen where the cause was known
@@ -272,6 +268,6 @@ func fsErrorNamed(name, op string, err error) error {
 	return status.Errorf(code, "%s: %s: %v", name, op, err)
 }
 
-// fsError is used by the copied layout helpers, which do not know the
-// driver; the driver's calls wrap their results again with its name.
+// fsError is what the layout helpers (build.go, volumes.go, ...) report:
+// they do not know which client driver they serve.
 func fsError(op string, err error) error { return fsErrorNamed("share", op, err) }

@@ -28,11 +28,10 @@ func (d *Driver) topology() []*csi.Topology {
 	return []*csi.Topology{{Segments: map[string]string{d.topoKey: d.node}}}
 }
 
-func (d *Driver) withTopology(v *csi.Volume) *csi.Volume {
+func (d *Driver) withTopology(v *csi.Volume) {
 	if v != nil {
 		v.AccessibleTopology = d.topology()
 	}
-	return v
 }
 
 // checkRequisite refuses a requisite topology that names nodes (under the
