@@ -23,7 +23,7 @@ var ctx = context.Background()
 const topoKey = "org.democratic-csi.topology/node"
 
 // newSimDriver is driver on the simulated ZFS host, as node "node-a".
-func newSimDriver(t *testing.T, driver, parent string) (*zfslocal.Driver, *zfshost.Host) {
+func newSimDriver(t testing.TB, driver, parent string) (*zfslocal.Driver, *zfshost.Host) {
 	t.Helper()
 	h, err := zfshost.Start(zfshost.Options{Dir: t.TempDir()})
 	if err != nil {
