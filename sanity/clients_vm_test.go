@@ -45,8 +45,26 @@ func TestShareClientsOnKernel(t *testing.T) {
 		return d
 	}
 	export, smbDir, ctlNFS, ctlSMB, unmounted := dir("export"), dir("smbshare"), dir("ctl-nfs"), dir("ctl-smb"), dir("not-mounted")
+	// Two disks for node-manual's static block PVs, served by the kernel's
+	// NVMe/TCP and iSCSI targets as an admin would set them up by hand.
+	disks := dir("disks")
+	for _, f := range []string{"nvme.img", "iscsi.img"} {
+		if err := os.WriteFile(filepath.Join(disks, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(filepath.Join(disks, f), 128<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const owner = "sanity-clients"
-	if err := r.Apply(owner, kernel.State{NFS: []kernel.Export{{Path: export}}, SMB: []kernel.Share{{Name: "k8s", Path: smbDir}}}); err != nil {
+	if err := r.Apply(owner, kernel.State{
+		NFS: []kernel.Export{{Path: export}},
+		SMB: []kernel.Share{{Name: "k8s", Path: smbDir}},
+		NVMe: []kernel.Subsystem{{NQN: manualNQN, AllowAnyHost: true, Namespaces: []kernel.Namespace{{NSID: 1, Path: filepath.Join(disks, "nvme.img")}},
+			Listeners: []kernel.Listener{{Addr: "127.0.0.1", Port: 4420}}}},
+		ISCSI: []kernel.Target{{IQN: manualIQN, LUNs: []kernel.LUN{{LUN: 0, Path: filepath.Join(disks, "iscsi.img")}},
+			Portals: []kernel.Portal{{Addr: "127.0.0.1", Port: 3260}}}},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -105,6 +123,8 @@ func TestShareClientsOnKernel(t *testing.T) {
 	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "127.0.0.1:"+export) {
 		t.Errorf("unmounted share: got %v, want FAILED_PRECONDITION naming 127.0.0.1:%s", err, export)
 	}
+
+	t.Run("node-manual", func(t *testing.T) { nodeManualStaticPVs(ctx, t, c, pdir, export) })
 
 	for conn, server := range map[string]string{"nfs": export, "smb": smbDir} {
 		t.Run(conn, func(t *testing.T) {
@@ -179,6 +199,72 @@ func TestShareClientsOnKernel(t *testing.T) {
 			}
 			if left, _ := os.ReadDir(filepath.Join(server, "v")); len(left) != 0 {
 				t.Errorf("left on the server: %v", left)
+			}
+		})
+	}
+}
+
+// The static block PVs' target names.
+const (
+	manualNQN = "nqn.2003-01.org.linux-nvme:sanity-node-manual"
+	manualIQN = "iqn.2003-01.org.linux-iscsi.lab:sanity-node-manual"
+)
+
+// nodeManualStaticPVs stages node-manual PVs written like democratic-csi's
+// examples/node-manual-{nfs,nvmeof,iscsi}-pv.yaml (the nvmeof one with its
+// trailing comma after the transport): write through one publish, read the
+// bytes back after a restage. Nothing goes through a controller.
+func nodeManualStaticPVs(ctx context.Context, t *testing.T, c *csiclient.Client, pdir, export string) {
+	pvs := []struct {
+		name   string
+		fsType string
+		attrs  map[string]string
+	}{
+		{"nfs-manual", "nfs", map[string]string{"server": "127.0.0.1", "share": export, "node_attach_driver": "nfs", "provisioner_driver": "node-manual"}},
+		{"nvmeof-manual", "ext4", map[string]string{"transport": "tcp://127.0.0.1:4420,", "nqn": manualNQN, "nsid": "1", "node_attach_driver": "nvmeof", "provisioner_driver": "node-manual"}},
+		{"iscsi-manual", "ext4", map[string]string{"portal": "127.0.0.1:3260", "iqn": manualIQN, "lun": "0", "node_attach_driver": "iscsi", "provisioner_driver": "node-manual"}},
+	}
+	for _, pv := range pvs {
+		t.Run(pv.name, func(t *testing.T) {
+			capab := &csipb.VolumeCapability{AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: pv.fsType}},
+				AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER}}
+			staging, target := filepath.Join(pdir, pv.name+"-st"), filepath.Join(pdir, pv.name+"-tg")
+			if err := os.MkdirAll(staging, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			id := "unique-volumeid-" + pv.name
+			cycle := func(fn func(p string)) {
+				t.Helper()
+				if _, err := c.Node.NodeStageVolume(ctx, &csipb.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: staging, VolumeCapability: capab, VolumeContext: pv.attrs}); err != nil {
+					t.Fatalf("NodeStageVolume: %v", err)
+				}
+				if _, err := c.Node.NodePublishVolume(ctx, &csipb.NodePublishVolumeRequest{VolumeId: id, StagingTargetPath: staging, TargetPath: target, VolumeCapability: capab, VolumeContext: pv.attrs}); err != nil {
+					t.Fatalf("NodePublishVolume: %v", err)
+				}
+				fn(target)
+				if _, err := c.Node.NodeUnpublishVolume(ctx, &csipb.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target}); err != nil {
+					t.Fatalf("NodeUnpublishVolume: %v", err)
+				}
+				if _, err := c.Node.NodeUnstageVolume(ctx, &csipb.NodeUnstageVolumeRequest{VolumeId: id, StagingTargetPath: staging}); err != nil {
+					t.Fatalf("NodeUnstageVolume: %v", err)
+				}
+			}
+			file := pv.name + ".txt"
+			cycle(func(p string) {
+				if err := os.WriteFile(filepath.Join(p, file), []byte(pv.name), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			})
+			cycle(func(p string) {
+				if b, err := os.ReadFile(filepath.Join(p, file)); err != nil || string(b) != pv.name {
+					t.Errorf("after a restage: %q %v", b, err)
+				}
+			})
+			if pv.fsType == "nfs" {
+				if b, err := os.ReadFile(filepath.Join(export, file)); err != nil || string(b) != pv.name {
+					t.Errorf("on the server: %q %v", b, err)
+				}
+				_ = os.Remove(filepath.Join(export, file))
 			}
 		})
 	}
