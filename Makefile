@@ -142,3 +142,13 @@ e2e: build ## Ginkgo e2e in a cluster: every backend's data path, topology modes
 	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/run.sh
 e2e-conformance: build ## Kubernetes' external storage suite (e2e.test v1.37.2) per backend family (CONFORMANCE=focused|full; root)
 	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/conformance/run.sh
+
+# --- issue 14's client backends: nfs/smb/lustre-client, node-manual, zfs-local-*, freenas-nvmeof over SSH ---
+.PHONY: test-clients test-clients-vm
+CLIENTS_FOCUS = nfs-client|smb-client|lustre-client|zfs-local|freenas-nvmeof|truenas-nvmeof
+test-clients: ## the client backends' unit tests, fidelity (zfs-fuse, root) and csi-sanity targets only
+	@scripts/ensure-zfs-fuse.sh
+	$(GO) test -count=1 ./driver/shareclient/ ./driver/nodemanual/ ./driver/zfslocal/ ./driver/truenas/ -run '.'
+	$(GO) test -count=1 ./sanity/ -run '^TestSanity$$' -ginkgo.focus '$(CLIENTS_FOCUS)'
+test-clients-vm: ## nfs-client and smb-client against the storage VM's nfsd and Samba (QEMU, ~3 min; root)
+	SANITY_VM_RUN='^TestShareClientsOnKernel$$' $(GO) test -count=1 -timeout 50m ./sanity/ -run '^TestSanityInVM$$' -v

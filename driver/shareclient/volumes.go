@@ -1,0 +1,336 @@
+package shareclient
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/backend"
+)
+
+// isVolumeName reports whether a volume id from a request can name a
+// volume directory: a safe path component that is not a temporary entry.
+func isVolumeName(id string) bool { return safeComponent(id) && !isTemporary(id) }
+
+// CreateVolume makes <controllerBasePath>/v/<id>: empty, or a copy of a
+// snapshot or volume. It is idempotent by name.
+func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+	id, err := volumeID(req.GetName(), d.cfg.idHash)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
+	}
+	if msg := d.checkCapabilities(req.GetVolumeCapabilities()); msg != "" {
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume %q: %s", req.GetName(), msg)
+	}
+	capacity, err := requestedCapacity(req.GetCapacityRange())
+	if err != nil {
+		return nil, err
+	}
+	src, err := requestSource(req.GetVolumeContentSource())
+	if err != nil {
+		return nil, err
+	}
+
+	keys := []string{"v:" + id}
+	if src != nil {
+		keys = append(keys, src.lockKey())
+	}
+	if err := d.ready("CreateVolume"); err != nil {
+		return nil, err
+	}
+	unlock := d.locks.lock(keys...)
+	defer unlock()
+
+	if vol, err := d.existingVolume(id, req, src); vol != nil || err != nil {
+		return &csi.CreateVolumeResponse{Volume: vol}, err
+	}
+
+	srcPath, err := d.sourcePath(src)
+	if err != nil {
+		return nil, err
+	}
+	meta := &volumeMeta{Name: req.GetName(), CapacityBytes: capacity, Source: src, CreatedAt: now()}
+	metaPath := d.store.volumeMetaPath(id)
+	fill := func(tmp string) error {
+		if srcPath != "" {
+			if err := d.newCopier(ctx).copyTree(srcPath, tmp); err != nil {
+				return fsError("copying "+srcPath, err)
+			}
+		} else {
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				return fsError("creating the volume directory", err)
+			}
+			// mode as democratic-csi's mkdir, whatever the umask
+			if err := unix.Chmod(tmp, 0o755); err != nil {
+				return fsError("chmod "+tmp, err)
+			}
+		}
+		return d.applyDirPermissions(tmp)
+	}
+	err = materialize(filepath.Join(d.store.base, volumesDir), id,
+		fill,
+		func() error { return writeJSON(metaPath, meta) },
+		func() { _ = removeFile(metaPath) })
+	if err != nil {
+		return nil, err
+	}
+	d.log.Info("volume created", "name", req.GetName(), "volume_id", id, "capacity_bytes", capacity, "source", src)
+	vol := d.volume(id, meta)
+	vol.ContentSource = req.GetVolumeContentSource()
+	return &csi.CreateVolumeResponse{Volume: vol}, nil
+}
+
+// existingVolume answers a repeated CreateVolume: the volume when it exists
+// and matches the request, ALREADY_EXISTS when it does not, nil when there
+// is no volume yet.
+func (d *Driver) existingVolume(id string, req *csi.CreateVolumeRequest, src *contentSource) (*csi.Volume, error) {
+	path := d.store.volumePath(id)
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fsError("checking "+path, err)
+	}
+	if !fi.IsDir() {
+		return nil, status.Errorf(codes.FailedPrecondition, "CreateVolume %q: %s exists and is not a directory; remove it", req.GetName(), path)
+	}
+	m, err := d.store.readVolumeMeta(id)
+	if err != nil {
+		return nil, fsError("reading metadata of volume "+id, err)
+	}
+	if m == nil {
+		// made by democratic-csi (or by hand): nothing to compare with
+		vol := d.volume(id, nil)
+		vol.ContentSource = req.GetVolumeContentSource()
+		return vol, nil
+	}
+	name := req.GetName()
+	if m.Name != "" && m.Name != name {
+		return nil, status.Errorf(codes.AlreadyExists, "CreateVolume %q: volume id %q is already used by volume %q (the names map to the same id)", name, id, m.Name)
+	}
+	cr := req.GetCapacityRange()
+	if m.CapacityBytes > 0 && (cr.GetRequiredBytes() > 0 && m.CapacityBytes < cr.GetRequiredBytes() ||
+		cr.GetLimitBytes() > 0 && m.CapacityBytes > cr.GetLimitBytes()) {
+		return nil, status.Errorf(codes.AlreadyExists, "CreateVolume %q: the volume exists with capacity %d bytes, outside the requested range (required %d, limit %d)",
+			name, m.CapacityBytes, cr.GetRequiredBytes(), cr.GetLimitBytes())
+	}
+	if !m.Source.equal(src) {
+		return nil, status.Errorf(codes.AlreadyExists, "CreateVolume %q: the volume exists with content source %s, the request asks for %s", name, m.Source, src)
+	}
+	vol := d.volume(id, m)
+	vol.ContentSource = req.GetVolumeContentSource()
+	return vol, nil
+}
+
+// requestedCapacity is the capacity to record: required_bytes, else
+// limit_bytes, else 0 (a directory has no size of its own).
+func requestedCapacity(cr *csi.CapacityRange) (int64, error) {
+	if err := backend.CheckRange(cr); err != nil {
+		return 0, err
+	}
+	req, lim := cr.GetRequiredBytes(), cr.GetLimitBytes()
+	if req > 0 {
+		return req, nil
+	}
+	return lim, nil
+}
+
+// applyDirPermissions gives a new volume directory the configured owner and
+// mode (owner first: chown may clear setgid).
+func (d *Driver) applyDirPermissions(dir string) error {
+	if d.cfg.uid >= 0 || d.cfg.gid >= 0 {
+		if err := os.Lchown(dir, d.cfg.uid, d.cfg.gid); err != nil {
+			return fsError("applying dirPermissionsUser/dirPermissionsGroup", err)
+		}
+	}
+	if d.cfg.hasMode {
+		if err := unix.Chmod(dir, d.cfg.mode); err != nil {
+			return fsError("applying dirPermissionsMode", &fs.PathError{Op: "chmod", Path: dir, Err: err})
+		}
+	}
+	return nil
+}
+
+// volume is the CSI view of a volume directory.
+func (d *Driver) volume(id string, m *volumeMeta) *csi.Volume {
+	v := &csi.Volume{
+		VolumeId:           id,
+		VolumeContext:      d.volumeContext(id),
+		AccessibleTopology: d.topology(),
+	}
+	if m != nil {
+		v.CapacityBytes = m.CapacityBytes
+		v.ContentSource = m.Source.csi()
+	}
+	return v
+}
+
+// lookupVolume returns the metadata of an existing volume (nil when it has
+// none) or NOT_FOUND.
+func (d *Driver) lookupVolume(call, id string) (*volumeMeta, error) {
+	if !isVolumeName(id) {
+		return nil, status.Errorf(codes.NotFound, "%s: volume %q not found (not a volume id of this driver)", call, id)
+	}
+	ok, err := isDir(d.store.volumePath(id))
+	if err != nil {
+		return nil, fsError("checking volume "+id, err)
+	}
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "%s: volume %q not found in %s", call, id, filepath.Join(d.store.base, volumesDir))
+	}
+	m, err := d.store.readVolumeMeta(id)
+	if err != nil {
+		return nil, fsError("reading metadata of volume "+id, err)
+	}
+	return m, nil
+}
+
+// DeleteVolume removes the volume directory and its metadata. Snapshots of
+// it are independent copies and stay. A volume that does not exist (or an
+// id that cannot name one) is already deleted.
+func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "DeleteVolume: volume_id is required")
+	}
+	if !isVolumeName(id) {
+		d.log.Warn("DeleteVolume: id cannot name a volume; nothing to delete", "volume_id", id)
+		return &csi.DeleteVolumeResponse{}, nil
+	}
+	if err := d.ready("DeleteVolume"); err != nil {
+		return nil, err
+	}
+	unlock := d.locks.lock("v:" + id)
+	defer unlock()
+	metaPath := d.store.volumeMetaPath(id)
+	if err := dematerialize(filepath.Join(d.store.base, volumesDir), id, func() error { return removeFile(metaPath) }); err != nil {
+		return nil, err
+	}
+	d.log.Info("volume deleted", "volume_id", id)
+	return &csi.DeleteVolumeResponse{}, nil
+}
+
+// ControllerExpandVolume records the new capacity. A directory has no size
+// to enforce (it shares its filesystem with every other volume), so there
+// is nothing to resize, on the controller or on the node.
+func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "ControllerExpandVolume: volume_id is required")
+	}
+	if req.GetCapacityRange() == nil {
+		return nil, status.Error(codes.InvalidArgument, "ControllerExpandVolume: capacity_range is required")
+	}
+	if c := req.GetVolumeCapability(); c != nil {
+		if msg := d.checkCapability(c); msg != "" {
+			return nil, status.Errorf(codes.InvalidArgument, "ControllerExpandVolume %q: %s", id, msg)
+		}
+	}
+	capacity, err := requestedCapacity(req.GetCapacityRange())
+	if err != nil {
+		return nil, err
+	}
+	if capacity == 0 {
+		return nil, status.Error(codes.InvalidArgument, "ControllerExpandVolume: capacity_range needs required_bytes or limit_bytes")
+	}
+	if !isVolumeName(id) {
+		return nil, status.Errorf(codes.NotFound, "ControllerExpandVolume: volume %q not found (not a volume id of this driver)", id)
+	}
+	if err := d.ready("ControllerExpandVolume"); err != nil {
+		return nil, err
+	}
+	unlock := d.locks.lock("v:" + id)
+	defer unlock()
+	m, err := d.lookupVolume("ControllerExpandVolume", id)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = &volumeMeta{} // made by democratic-csi: start recording
+	}
+	if lim := req.GetCapacityRange().GetLimitBytes(); lim > 0 && m.CapacityBytes > lim {
+		return nil, status.Errorf(codes.OutOfRange, "ControllerExpandVolume %q: the volume already has %d bytes, more than limit_bytes %d (volumes do not shrink)", id, m.CapacityBytes, lim)
+	}
+	if m.CapacityBytes < capacity {
+		m.CapacityBytes = capacity
+		if err := writeJSON(d.store.volumeMetaPath(id), m); err != nil {
+			return nil, fsError("recording the new capacity of volume "+id, err)
+		}
+		d.log.Info("volume expanded", "volume_id", id, "capacity_bytes", capacity)
+	}
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: m.CapacityBytes, NodeExpansionRequired: false}, nil
+}
+
+// ValidateVolumeCapabilities confirms the capabilities a directory can serve.
+func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "ValidateVolumeCapabilities: volume_id is required")
+	}
+	if len(req.GetVolumeCapabilities()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "ValidateVolumeCapabilities: volume_capabilities is required")
+	}
+	if err := d.ready("ValidateVolumeCapabilities"); err != nil {
+		return nil, err
+	}
+	if _, err := d.lookupVolume("ValidateVolumeCapabilities", id); err != nil {
+		return nil, err
+	}
+	if msg := d.checkCapabilities(req.GetVolumeCapabilities()); msg != "" {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: msg}, nil
+	}
+	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
+		VolumeContext:      req.GetVolumeContext(),
+		VolumeCapabilities: req.GetVolumeCapabilities(),
+		Parameters:         req.GetParameters(),
+		MutableParameters:  req.GetMutableParameters(),
+	}}, nil
+}
+
+// ControllerGetVolume describes one volume.
+func (d *Driver) ControllerGetVolume(ctx context.Context, req *csi.ControllerGetVolumeRequest) (*csi.ControllerGetVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "ControllerGetVolume: volume_id is required")
+	}
+	if err := d.ready("ControllerGetVolume"); err != nil {
+		return nil, err
+	}
+	m, err := d.lookupVolume("ControllerGetVolume", id)
+	if err != nil {
+		return nil, err
+	}
+	return &csi.ControllerGetVolumeResponse{
+		Volume: d.volume(id, m),
+		Status: &csi.ControllerGetVolumeResponse_VolumeStatus{},
+	}, nil
+}
+
+// GetCapacity reports the space available in controllerBasePath (0 for
+// capabilities or topology this backend cannot serve).
+func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	if len(req.GetVolumeCapabilities()) > 0 && d.checkCapabilities(req.GetVolumeCapabilities()) != "" {
+		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
+	}
+	if err := d.ready("GetCapacity"); err != nil {
+		return nil, err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(d.store.base, &st); err != nil {
+		return nil, fsError("statfs "+d.store.base, &fs.PathError{Op: "statfs", Path: d.store.base, Err: err})
+	}
+	avail := uint64(st.Bavail) * uint64(st.Bsize) //nolint:unconvert // Stat_t/Statfs_t field types differ between architectures
+	if avail > math.MaxInt64 {
+		avail = math.MaxInt64
+	}
+	return &csi.GetCapacityResponse{AvailableCapacity: int64(avail)}, nil
+}
