@@ -110,8 +110,7 @@ var proxyIncompatible = map[string]struct{ where, why, fix string }{
 // build does not have yet: configs naming them get a clear error rather
 // than "unknown driver".
 var planned = []string{
-	"synology-iscsi", "nfs-client", "smb-client", "lustre-client", "node-manual",
-	"zfs-local-dataset", "zfs-local-zvol",
+	"synology-iscsi",
 }
 
 // Planned returns the planned driver types (for the architecture test that

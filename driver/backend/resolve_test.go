@@ -30,7 +30,7 @@ func TestResolve(t *testing.T) {
 		{"driver: proxy\n", ProxyIncompatible, "", []string{"f.yaml: driver: proxy cannot be used behind the proxy"}},
 		{"driver: objectivefs\n", ProxyIncompatible, "", []string{"objectivefs cannot be used", "node calls never see"}},
 		{"driver: zfs-local-ephemeral-inline\n", ProxyIncompatible, "", []string{"zfs-local-ephemeral-inline cannot be used", "zfs-local-dataset"}},
-		{"driver: nfs-client\n", NotInThisBuild, "", []string{"nfs-client is not available in this build of switchyard yet", "resolve-test"}},
+		{"driver: synology-iscsi\n", NotInThisBuild, "", []string{"synology-iscsi is not available in this build of switchyard yet", "resolve-test"}},
 		{"driver: teleport\n", UnknownDriver, "", []string{`unknown driver "teleport"; known: `, "resolve-test"}},
 		{"driver: resolve-tset\n", UnknownDriver, "", []string{`did you mean "resolve-test"?`}},
 		{"driver: nfs-clinet\n", UnknownDriver, "", []string{`did you mean "nfs-client"?`}},
