@@ -31,3 +31,21 @@ func (s *Server) RegisterGroupController(g csipb.GroupControllerServer) bool {
 	csipb.RegisterGroupControllerServer(s.grpc, g)
 	return true
 }
+
+// AdvertiseGroup returns c's group service and, when there is one, adds
+// GROUP_CONTROLLER_SERVICE to the identity's plugin capabilities (a
+// standalone backend knows only once built whether it can take atomic
+// group snapshots).
+func AdvertiseGroup(id *Identity, c csipb.ControllerServer) csipb.GroupControllerServer {
+	g := GroupControllerOf(c)
+	if g == nil || id == nil {
+		return g
+	}
+	for _, pc := range id.Capabilities {
+		if pc.GetService().GetType() == csipb.PluginCapability_Service_GROUP_CONTROLLER_SERVICE {
+			return g
+		}
+	}
+	id.Capabilities = append(id.Capabilities, ServiceCapability(csipb.PluginCapability_Service_GROUP_CONTROLLER_SERVICE))
+	return g
+}

@@ -66,3 +66,18 @@ func TestRegisterGroupController(t *testing.T) {
 		})
 	}
 }
+
+func TestAdvertiseGroup(t *testing.T) {
+	id := &Identity{}
+	if g := AdvertiseGroup(id, groupOnly{}); g != nil || len(id.Capabilities) != 0 {
+		t.Errorf("no group: %v %v", g, id.Capabilities)
+	}
+	for range 2 { // twice: advertised once
+		if g := AdvertiseGroup(id, groupOnly{g: panickyGroup{}}); g == nil {
+			t.Fatal("group not returned")
+		}
+	}
+	if len(id.Capabilities) != 1 || id.Capabilities[0].GetService().GetType() != csipb.PluginCapability_Service_GROUP_CONTROLLER_SERVICE {
+		t.Errorf("capabilities %v", id.Capabilities)
+	}
+}

@@ -182,3 +182,19 @@ func TestProxyCheckMutableParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestProxyModifyVolume(t *testing.T) {
+	r := newRig(t)
+	r.write("api", "driver: "+groupFakeType+"\nfake:\n  noGroup: true\n")
+	bg := context.Background()
+	// No parameters, no mutable backend: nothing to change, OK.
+	if _, err := r.ctl.modifyVolume(bg, &csipb.ControllerModifyVolumeRequest{VolumeId: "v:api/a"}); err != nil {
+		t.Errorf("empty modify: %v", err)
+	}
+	_, err := r.ctl.modifyVolume(bg, &csipb.ControllerModifyVolumeRequest{VolumeId: "v:api/a", MutableParameters: map[string]string{"compression": "lz4"}})
+	wantCode(t, "modify on a backend without it", err, codes.InvalidArgument, "connection api", "does not support ControllerModifyVolume")
+	_, err = r.ctl.modifyVolume(bg, &csipb.ControllerModifyVolumeRequest{VolumeId: "non-existing-volume-id"})
+	wantCode(t, "foreign handle", err, codes.NotFound)
+	_, err = r.ctl.modifyVolume(bg, &csipb.ControllerModifyVolumeRequest{})
+	wantCode(t, "no volume id", err, codes.InvalidArgument)
+}
