@@ -67,7 +67,7 @@ func (g *Group) CreateVolumeGroupSnapshot(ctx context.Context, req *csipb.Create
 		return nil, status.Errorf(codes.InvalidArgument, "%s: source_volume_ids is required", method)
 	}
 	byConn := map[string][]string{}
-	real := make([]string, 0, len(req.GetSourceVolumeIds()))
+	ids := make([]string, 0, len(req.GetSourceVolumeIds()))
 	var conn string
 	for _, h := range req.GetSourceVolumeIds() {
 		c, id, ok := g.p.volume(h)
@@ -75,7 +75,7 @@ func (g *Group) CreateVolumeGroupSnapshot(ctx context.Context, req *csipb.Create
 			return nil, status.Errorf(codes.NotFound, "%s: volume %s does not exist (not a handle of this driver)", method, echo.Quote(h))
 		}
 		byConn[c] = append(byConn[c], h)
-		real = append(real, id)
+		ids = append(ids, id)
 		conn = c
 	}
 	if len(byConn) > 1 {
@@ -96,7 +96,7 @@ func (g *Group) CreateVolumeGroupSnapshot(ctx context.Context, req *csipb.Create
 		return nil, err
 	}
 	fwd := proto.Clone(req).(*csipb.CreateVolumeGroupSnapshotRequest)
-	fwd.SourceVolumeIds = real
+	fwd.SourceVolumeIds = ids
 	resp, err := bg.CreateVolumeGroupSnapshot(ctx, fwd)
 	if err != nil {
 		return nil, backendErr(l, method, err)
