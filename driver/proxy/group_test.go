@@ -198,3 +198,28 @@ func TestProxyModifyVolume(t *testing.T) {
 	_, err = r.ctl.modifyVolume(bg, &csipb.ControllerModifyVolumeRequest{})
 	wantCode(t, "no volume id", err, codes.InvalidArgument)
 }
+
+func (f *groupFake) ControllerGetVolumeHealth(_ context.Context, req *csipb.ControllerGetVolumeHealthRequest) (*csipb.ControllerGetVolumeHealthResponse, error) {
+	if f.noGroup {
+		return nil, status.Error(codes.Unimplemented, "no health")
+	}
+	return &csipb.ControllerGetVolumeHealthResponse{VolumeHealth: &csipb.VolumeHealth{VolumeId: req.GetVolumeId(),
+		HealthStatuses: []*csipb.VolumeHealth_VolumeHealthEntry{{Status: csipb.VolumeHealthErrorType_DEGRADED, Reason: "PoolDegraded"}}}}, nil
+}
+
+func TestProxyVolumeHealth(t *testing.T) {
+	r := newRig(t)
+	r.write("zfs", "driver: "+groupFakeType+"\n")
+	r.write("api", "driver: "+groupFakeType+"\nfake:\n  noGroup: true\n")
+	bg := context.Background()
+	resp, err := r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{VolumeId: "v:zfs/pvc-1"})
+	if err != nil || resp.GetVolumeHealth().GetVolumeId() != "v:zfs/pvc-1" || resp.GetVolumeHealth().GetHealthStatuses()[0].GetReason() != "PoolDegraded" {
+		t.Errorf("health: %v %v", resp, err)
+	}
+	_, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{VolumeId: "v:api/pvc-1"})
+	wantCode(t, "backend without health", err, codes.InvalidArgument, "connection api", "ControllerGetVolumeHealth")
+	_, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{VolumeId: "foreign"})
+	wantCode(t, "foreign handle", err, codes.NotFound)
+	_, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{})
+	wantCode(t, "no id", err, codes.InvalidArgument)
+}
