@@ -42,6 +42,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 1 && args[0] == "config" {
 		return configCmd(args[1:], stdout, stderr)
 	}
+	if len(args) >= 1 && args[0] == "orphans" {
+		return orphansCmd(args[1:], stdout, stderr)
+	}
 	return serve(args, stderr)
 }
 

@@ -47,6 +47,7 @@ type Plugin struct {
 	Controller csipb.ControllerServer
 	Node       csipb.NodeServer
 	Server     *csisrv.Server
+	Group      csipb.GroupControllerServer // nil: no group snapshots
 	// Connections is the proxy's connection cache (nil for a single
 	// backend or a node-only plugin); metrics observe it.
 	Connections *proxy.Connections
@@ -103,10 +104,10 @@ func (o Options) serves(mode string) bool { return slices.Contains(o.Modes, mode
 // connection (docs/proxy.md, "Capabilities").
 func proxyCaps() csisrv.CapabilitySet {
 	return csisrv.CapabilitySet{
-		PluginServices: []string{"CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS"},
+		PluginServices: []string{"CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS", "GROUP_CONTROLLER_SERVICE"},
 		Expansion:      "ONLINE",
 		Controller: []string{"CREATE_DELETE_VOLUME", "GET_CAPACITY", "CREATE_DELETE_SNAPSHOT", "CLONE_VOLUME",
-			"EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER", "LIST_VOLUMES", "LIST_SNAPSHOTS", "GET_SNAPSHOT"},
+			"EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER", "LIST_VOLUMES", "LIST_SNAPSHOTS", "GET_SNAPSHOT", "MODIFY_VOLUME", "GET_VOLUME_HEALTH"},
 		Node: defaultNodeCaps,
 	}
 }
@@ -134,6 +135,7 @@ func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 		p.Connections = conns
 		ccaps, _ := csisrv.ControllerCaps(caps.Controller...)
 		p.Controller = proxy.NewController(conns, &set, ccaps, o.Logger)
+		p.Group = csisrv.GroupControllerOf(p.Controller)
 	}
 	if o.serves(ModeNode) {
 		// Fail at start, not at the first NodeGetInfo, when the node facts
@@ -175,6 +177,7 @@ func newStandalone(o Options, main config.Tree, file string) (*Plugin, error) {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		p.closers = append(p.closers, func() { _ = d.Close() })
+		p.Group = csisrv.AdvertiseGroup(p.Identity, d)
 		p.Controller = d
 		if caps.Controller != nil { // an override replaces what the backend advertises
 			cc, _ := csisrv.ControllerCaps(caps.Controller...)
@@ -238,5 +241,6 @@ func (w withCaps) ControllerGetCapabilities(context.Context, *csipb.ControllerGe
 // (metrics) run before the server's own.
 func (p *Plugin) NewServer(log *slog.Logger, outer ...grpc.UnaryServerInterceptor) *csisrv.Server {
 	p.Server = csisrv.NewServer(csisrv.Options{Identity: p.Identity, Controller: p.Controller, Node: p.Node, Logger: log, Outer: outer})
+	p.Server.RegisterGroupController(p.Group)
 	return p.Server
 }

@@ -34,6 +34,17 @@ func lockKeys(req any) []string {
 		add("vol:", r.GetSourceVolumeId())
 	case *csipb.DeleteSnapshotRequest:
 		add("snap:", r.GetSnapshotId())
+	case *csipb.CreateVolumeGroupSnapshotRequest:
+		// The group's name, and every member: a member volume is not
+		// deleted or expanded while its snapshot is taken.
+		add("groupname:", r.GetName())
+		for _, v := range r.GetSourceVolumeIds() {
+			add("vol:", v)
+		}
+	case *csipb.DeleteVolumeGroupSnapshotRequest:
+		add("group:", r.GetGroupSnapshotId())
+	case *csipb.GetVolumeGroupSnapshotRequest:
+		add("group:", r.GetGroupSnapshotId())
 	case interface{ GetVolumeId() string }:
 		// DeleteVolume, Expand, Validate, Publish, Node* ...
 		add("vol:", r.GetVolumeId())

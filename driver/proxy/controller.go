@@ -229,11 +229,7 @@ func (p *Controller) ControllerGetVolume(ctx context.Context, req *csipb.Control
 }
 
 func (p *Controller) ControllerModifyVolume(ctx context.Context, req *csipb.ControllerModifyVolumeRequest) (*csipb.ControllerModifyVolumeResponse, error) {
-	return onVolume(ctx, p, "ControllerModifyVolume", req.GetVolumeId(), func(l *Lease, id string) (*csipb.ControllerModifyVolumeResponse, error) {
-		fwd := proto.Clone(req).(*csipb.ControllerModifyVolumeRequest)
-		fwd.VolumeId = id
-		return l.Driver.ControllerModifyVolume(ctx, fwd)
-	})
+	return p.modifyVolume(ctx, req)
 }
 
 func (p *Controller) ControllerPublishVolume(ctx context.Context, req *csipb.ControllerPublishVolumeRequest) (*csipb.ControllerPublishVolumeResponse, error) {

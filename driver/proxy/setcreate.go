@@ -227,6 +227,11 @@ func sourceConnection(p *Controller, src *csipb.VolumeContentSource) string {
 // createOn makes (or completes) the volume on one connection: the
 // single-connection path, shared by sets.
 func (p *Controller) createOn(ctx context.Context, l *Lease, req *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
+	// A VolumeAttributesClass sent to a connection that cannot modify
+	// volumes is refused before anything is made (on a set, per member).
+	if err := CheckMutableParameters(ctx, l, req); err != nil {
+		return nil, err
+	}
 	fwd := proto.Clone(req).(*csipb.CreateVolumeRequest)
 	srcConn := ""
 	if src := req.GetVolumeContentSource(); src != nil {

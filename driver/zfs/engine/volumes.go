@@ -38,8 +38,17 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
 	}
+	if err := e.CheckMutableParameters(req.GetMutableParameters()); err != nil {
+		return nil, err
+	}
 	if why := e.checkCapabilities(req.GetVolumeCapabilities()); why != "" {
 		return nil, status.Error(codes.InvalidArgument, why)
+	}
+	// Per-volume encryption (docs/features.md): the key reaches zfs only on
+	// stdin, so an encrypted volume takes the step-by-step path below.
+	enc, err := ParseEncryption(req.GetParameters(), req.GetSecrets())
+	if err != nil {
+		return nil, err
 	}
 	id, err := volumeid.Volume(name, e.cfg.idHash, MaxVolumeIDLen)
 	if err != nil {
@@ -72,7 +81,7 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 
-	if src == nil {
+	if src == nil && enc == nil {
 		if resp, done, err := e.createOneShot(ctx, id, ds, size, req); done {
 			return resp, err
 		}
@@ -86,8 +95,9 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	// keeps every earlier rule.
 	mountpoint := "" // known once the dataset is made
 	made := false
-	if src == nil && e.parentSeen.Load() {
-		mp, cerr := e.makeEmpty(ctx, ds, name, size, req, false)
+	// Not for an encrypted volume: its create treats "exists" as done.
+	if src == nil && enc == nil && e.parentSeen.Load() {
+		mp, cerr := e.makeEmpty(ctx, ds, name, size, req, false, nil)
 		var ze *zfs.Error
 		switch {
 		case cerr == nil:
@@ -140,7 +150,7 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			return nil, err
 		}
 	default:
-		if mountpoint, err = e.makeDataset(ctx, ds, name, size, req, src); err != nil {
+		if mountpoint, err = e.makeDataset(ctx, ds, name, size, req, src, enc); err != nil {
 			return nil, err
 		}
 		// A step refused from here on (a clone smaller than its source, a
@@ -158,6 +168,9 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err := e.sizeDataset(ctx, ds, size, exists || src != nil); err != nil {
 		return nil, err
 	}
+	if err := e.SetMutableParameters(ctx, ds, req.GetMutableParameters()); err != nil {
+		return nil, err
+	}
 	if e.cfg.kind == filesystem {
 		if mountpoint == "" {
 			p, err := e.zfs.Get(ctx, ds, "mountpoint")
@@ -171,6 +184,11 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			if err := e.plat.SetPermissions(ctx, mountpoint, p); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if enc != nil {
+		if err := e.EnsureKeyLoaded(ctx, ds, enc); err != nil {
+			return nil, err
 		}
 	}
 	vc, shareProps, err := e.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: mountpoint})
@@ -276,11 +294,12 @@ func (e *Engine) baseProps(name string, params map[string]string, clone bool) []
 // makeDataset creates the dataset: empty, or from a content source. A new
 // filesystem's mountpoint is read in the same session and returned ("" when
 // not known yet).
-func (e *Engine) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source) (string, error) {
+func (e *Engine) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source, enc *Encryption) (string, error) {
 	if src != nil {
+		// A clone keeps its origin's encryption and key (zfs clone).
 		return "", e.makeFromSource(ctx, ds, name, req, src)
 	}
-	mp, err := e.makeEmpty(ctx, ds, name, size, req, true)
+	mp, err := e.makeEmpty(ctx, ds, name, size, req, true, enc)
 	if err != nil && !zfs.IsExists(err) {
 		return "", e.zfsErr(err, "creating "+ds)
 	}
@@ -289,8 +308,9 @@ func (e *Engine) makeDataset(ctx context.Context, ds, name string, size int64, r
 
 // makeEmpty creates an empty volume with all its creation properties (and
 // a filesystem's mountpoint read in the same session); parents is -p.
-// Errors are the platform's, unmapped.
-func (e *Engine) makeEmpty(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, parents bool) (string, error) {
+// With enc, the dataset is created encrypted (its mountpoint is read
+// later). Errors are the platform's, unmapped.
+func (e *Engine) makeEmpty(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, parents bool, enc *Encryption) (string, error) {
 	props := e.baseProps(name, req.GetParameters(), false)
 	o := zfs.CreateOptions{Parents: parents}
 	if e.cfg.kind == volume {
@@ -307,6 +327,13 @@ func (e *Engine) makeEmpty(ctx context.Context, ds, name string, size int64, req
 		}
 	}
 	o.Props = props
+	if enc != nil {
+		if err := e.CreateEncrypted(ctx, ds, o, enc); err != nil {
+			return "", err
+		}
+		e.parentSeen.Store(true)
+		return "", nil
+	}
 	if e.cfg.kind == filesystem {
 		p, err := e.zfs.CreateAndGet(ctx, ds, o, "mountpoint")
 		if err != nil {
