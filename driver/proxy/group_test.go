@@ -207,6 +207,13 @@ func (f *groupFake) ControllerGetVolumeHealth(_ context.Context, req *csipb.Cont
 		HealthStatuses: []*csipb.VolumeHealth_VolumeHealthEntry{{Status: csipb.VolumeHealthErrorType_DEGRADED, Reason: "PoolDegraded"}}}}, nil
 }
 
+func (f *groupFake) ControllerGetVolume(_ context.Context, req *csipb.ControllerGetVolumeRequest) (*csipb.ControllerGetVolumeResponse, error) {
+	if req.GetVolumeId() == "gone" {
+		return nil, status.Error(codes.NotFound, "volume gone")
+	}
+	return &csipb.ControllerGetVolumeResponse{Volume: &csipb.Volume{VolumeId: req.GetVolumeId()}}, nil
+}
+
 func TestProxyVolumeHealth(t *testing.T) {
 	r := newRig(t)
 	r.write("zfs", "driver: "+groupFakeType+"\n")
@@ -216,8 +223,14 @@ func TestProxyVolumeHealth(t *testing.T) {
 	if err != nil || resp.GetVolumeHealth().GetVolumeId() != "v:zfs/pvc-1" || resp.GetVolumeHealth().GetHealthStatuses()[0].GetReason() != "PoolDegraded" {
 		t.Errorf("health: %v %v", resp, err)
 	}
-	_, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{VolumeId: "v:api/pvc-1"})
-	wantCode(t, "backend without health", err, codes.InvalidArgument, "connection api", "ControllerGetVolumeHealth")
+	// A backend without health checks: existence only, by its
+	// ControllerGetVolume; no adverse condition known is an empty list.
+	resp, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{VolumeId: "v:api/pvc-1"})
+	if err != nil || resp.GetVolumeHealth().GetVolumeId() != "v:api/pvc-1" || len(resp.GetVolumeHealth().GetHealthStatuses()) != 0 {
+		t.Errorf("backend without health: %v %v", resp, err)
+	}
+	_, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{VolumeId: "v:api/gone"})
+	wantCode(t, "backend without health, volume gone", err, codes.NotFound)
 	_, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{VolumeId: "foreign"})
 	wantCode(t, "foreign handle", err, codes.NotFound)
 	_, err = r.ctl.ControllerGetVolumeHealth(bg, &csipb.ControllerGetVolumeHealthRequest{})

@@ -1,9 +1,11 @@
 package proxy
 
 // Volume health through the proxy: ControllerGetVolumeHealth is routed by
-// the volume handle; the answer's volume id is the handle again. A backend
-// without health answers INVALID_ARGUMENT naming the connection
-// (backendErr). ControllerListVolumeHealth is not offered by the proxy yet
+// the volume handle; the answer's volume id is the handle again. The proxy
+// advertises GET_VOLUME_HEALTH for all its connections, so for a backend
+// without health checks it answers what it can know: NOT_FOUND when the
+// backend no longer has the volume, otherwise an empty list ("no adverse
+// condition known", as CSI defines it). ControllerListVolumeHealth is not offered by the proxy yet
 // (it would page across connections like ListVolumes); the
 // external-health-monitor polls per volume with GET_VOLUME_HEALTH.
 
@@ -11,6 +13,8 @@ import (
 	"context"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -19,6 +23,9 @@ func (p *Controller) ControllerGetVolumeHealth(ctx context.Context, req *csipb.C
 		fwd := proto.Clone(req).(*csipb.ControllerGetVolumeHealthRequest)
 		fwd.VolumeId = id
 		resp, err := l.Driver.ControllerGetVolumeHealth(ctx, fwd)
+		if status.Code(err) == codes.Unimplemented {
+			resp, err = existenceHealth(ctx, l, id)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -27,4 +34,15 @@ func (p *Controller) ControllerGetVolumeHealth(ctx context.Context, req *csipb.C
 		}
 		return resp, nil
 	})
+}
+
+// existenceHealth is the health of a volume on a backend that has no
+// health checks: the volume's existence, by ControllerGetVolume where the
+// backend serves it (an error other than NOT_FOUND is returned as is).
+func existenceHealth(ctx context.Context, l *Lease, id string) (*csipb.ControllerGetVolumeHealthResponse, error) {
+	_, err := l.Driver.ControllerGetVolume(ctx, &csipb.ControllerGetVolumeRequest{VolumeId: id})
+	if err != nil && status.Code(err) != codes.Unimplemented {
+		return nil, err
+	}
+	return &csipb.ControllerGetVolumeHealthResponse{VolumeHealth: &csipb.VolumeHealth{VolumeId: id}}, nil
 }
