@@ -15,17 +15,14 @@ import (
 
 // tick makes the clock advance one second per reading, so a creation time
 // that is taken again instead of recorded shows.
-func tick(t *testing.T) {
-	t.Helper()
+func tick(d *Driver) {
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
-	old := now
-	now = func() time.Time { clock = clock.Add(time.Second); return clock }
-	t.Cleanup(func() { now = old })
+	d.Clock = func() time.Time { clock = clock.Add(time.Second); return clock }
 }
 
 func TestCreateSnapshot(t *testing.T) {
-	tick(t)
 	d, base := newTestDriver(t, nil)
+	tick(d)
 	mustCreate(t, d, createReq("pvc-1", gib))
 	mustCreate(t, d, createReq("pvc-2", gib))
 	writeFile(t, filepath.Join(base, "v", "pvc-1", "data"), strings.Repeat("d", 64<<10), 0o644)

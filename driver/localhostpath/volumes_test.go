@@ -414,7 +414,7 @@ func TestFailedCopyLeavesNothing(t *testing.T) {
 			populate(t, filepath.Join(base, "v", "src"))
 			mustSnapshot(t, d, "snap-0", "src")
 			copied := 0
-			d.copyHook = func(rel string) error {
+			d.CopyHook = func(rel string) error {
 				if rel == tc.failAt {
 					return fmt.Errorf("simulated failure at %s after %d entries", rel, copied)
 				}
@@ -435,7 +435,7 @@ func TestFailedCopyLeavesNothing(t *testing.T) {
 					t.Errorf("metadata %s written for a failed copy", m)
 				}
 			}
-			d.copyHook = nil
+			d.CopyHook = nil
 			if err := tc.create(d); err != nil {
 				t.Fatalf("retry after the failure: %v", err)
 			}
