@@ -207,6 +207,7 @@ func removeTree(path string) error {
 	root.Close()
 	return os.RemoveAll(path)
 }
+
 // cloneOrCopy shares src's blocks with dst (FICLONE: a reflink on btrfs,
 // xfs, and NFS 4.2 or SMB3 servers whose file system has them), so a
 // snapshot of a large volume costs no space until either copy changes. Where

@@ -177,4 +177,3 @@ func (s store) readSnapshotMeta(dir string) (*snapshotMeta, error) {
 	}
 	return &m, nil
 }
-
