@@ -30,6 +30,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/backend"
 )
 
 // Backend is what a backend over a Controller decides itself.
@@ -97,14 +99,30 @@ func NewController(f Flavor, cfg Settings, be Backend, log *slog.Logger) *Contro
 	return &Controller{flavor: f, be: be, cfg: cfg, store: s, log: log}
 }
 
+// Close releases nothing: the controller holds no connections or open files.
+func (d *Controller) Close() error { return nil }
+
+// ControllerGetCapabilities lists what directory volumes implement.
+func (d *Controller) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
+	return backend.Capabilities(
+		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
+		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
+		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
+		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
+		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
+		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
+		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
+		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
+		csi.ControllerServiceCapability_RPC_GET_VOLUME,
+		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+	), nil
+}
+
 // Settings is the configuration the controller was built with.
 func (d *Controller) Settings() Settings { return d.cfg }
 
 // SetBase points the controller at another base directory (tests).
 func (d *Controller) SetBase(base string) { d.cfg.ControllerBase, d.store.base = base, base }
-
-// VolumePath is the directory of volume id under the base.
-func (d *Controller) VolumePath(id string) string { return d.store.volumePath(id) }
 
 // VolumesDir is the directory volumes are in, relative to the base ("v").
 const VolumesDir = volumesDir

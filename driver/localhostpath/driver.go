@@ -12,7 +12,6 @@
 package localhostpath
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -100,9 +99,6 @@ func New(opts backend.Options) (*Driver, error) {
 	return &Driver{Controller: dirvol.NewController(flavor, cfg, n, log), node: n}, nil
 }
 
-// Close releases nothing: the driver holds no connections or open files.
-func (d *Driver) Close() error { return nil }
-
 // NodeTopology is the accessible topology of volumes made on node.
 func (d *Driver) NodeTopology(node string) map[string]string {
 	return map[string]string{d.node.topoKey: node}
@@ -134,23 +130,6 @@ func (n *node) CapacityFor(topo *csi.Topology) (bool, error) {
 		return false, dirvol.FSError(DriverName, "creating controllerBasePath", err)
 	}
 	return true, nil
-}
-
-// ControllerGetCapabilities lists what this backend implements.
-func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	rpcs := []csi.ControllerServiceCapability_RPC_Type{
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
-		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
-		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
-		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
-		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
-		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_GET_VOLUME,
-		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
-	}
-	return backend.Capabilities(rpcs...), nil
 }
 
 // CheckCapability returns why a volume capability cannot be served, or "".

@@ -18,7 +18,6 @@
 package shareclient
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,9 +140,6 @@ func newDriver(k kind, opts backend.Options) (*Driver, error) {
 	return &Driver{Controller: sh.ctl, sh: sh}, nil
 }
 
-// Close releases nothing: the driver holds no connections or open files.
-func (d *Driver) Close() error { return nil }
-
 // name names the share in messages: server:path.
 func (sh *share) name() string { return sh.cfg.shareHost + ":" + sh.cfg.ShareBase }
 
@@ -210,22 +206,6 @@ func (sh *share) CapacityFor(*csi.Topology) (bool, error) {
 		return false, err
 	}
 	return true, nil
-}
-
-// ControllerGetCapabilities lists what this backend implements.
-func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	return backend.Capabilities(
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
-		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
-		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
-		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
-		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
-		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_GET_VOLUME,
-		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
-	), nil
 }
 
 // CheckCapability: a share serves every access mode, mount access only.
