@@ -2,17 +2,9 @@ package localhostpath
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -101,15 +93,6 @@ func mustCreate(t testing.TB, d *Driver, req *csi.CreateVolumeRequest) *csi.Volu
 	return resp.GetVolume()
 }
 
-func mustSnapshot(t testing.TB, d *Driver, name, src string) *csi.Snapshot {
-	t.Helper()
-	resp, err := d.CreateSnapshot(context.Background(), &csi.CreateSnapshotRequest{Name: name, SourceVolumeId: src})
-	if err != nil {
-		t.Fatalf("CreateSnapshot(%q, %q): %v", name, src, err)
-	}
-	return resp.GetSnapshot()
-}
-
 // wantCode fails unless err is a status with code want (codes.OK: nil)
 // whose message contains every fragment.
 func wantCode(t testing.TB, err error, want codes.Code, fragments ...string) {
@@ -137,19 +120,6 @@ func exists(t testing.TB, path string) bool {
 	return err == nil
 }
 
-func writeFile(t testing.TB, path, content string, mode fs.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Chmod(path, uint32(mode)); err != nil { // raw bits: 0o2755 keeps setgid
-		t.Fatal(err)
-	}
-}
-
 // dirEntries lists the names in dir (nil when it does not exist).
 func dirEntries(t testing.TB, dir string) []string {
 	t.Helper()
@@ -165,58 +135,4 @@ func dirEntries(t testing.TB, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
-}
-
-// describeTree renders every entry below root with type, permission bits,
-// owner, modification time and content or link target, one line each, so
-// two trees compare as strings. skipRootMode leaves out the root's mode
-// (dirPermissionsMode changes it).
-func describeTree(t testing.TB, root string, skipRootMode bool) string {
-	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		st := fi.Sys().(*syscall.Stat_t)
-		mode := fmt.Sprintf("%o", st.Mode)
-		if rel == "." && skipRootMode {
-			mode = "-"
-		}
-		line := fmt.Sprintf("%s type=%s mode=%s owner=%d:%d", rel, fi.Mode().Type(), mode, st.Uid, st.Gid)
-		switch {
-		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			line += fmt.Sprintf(" size=%d sha=%s mtime=%d", len(data), hex.EncodeToString(sum[:8]), fi.ModTime().UnixNano())
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			line += " -> " + target
-		case fi.IsDir() && rel != ".":
-			line += fmt.Sprintf(" mtime=%d", fi.ModTime().UnixNano())
-		}
-		lines = append(lines, line)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
-}
-
-func md5hex(s string) string {
-	sum := md5.Sum([]byte(s))
-	return hex.EncodeToString(sum[:])
 }
