@@ -8,6 +8,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/driver/dirvol/dirvoltest"
 )
 
 // Every call that touches the base directory asks the backend first, and
@@ -15,12 +17,12 @@ import (
 // become volumes on the controller's own disk).
 func TestReadyGuardsEveryCall(t *testing.T) {
 	d, _ := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
-	mustSnapshot(t, d, "snap-1", "pvc-1")
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
 	d.be = testBackend{share: testShare, notReady: status.Error(codes.FailedPrecondition, "not mounted")}
 	ctx := context.Background()
 	calls := map[string]func() error{
-		"CreateVolume": func() error { _, err := d.CreateVolume(ctx, createReq("pvc-2", gib)); return err },
+		"CreateVolume": func() error { _, err := d.CreateVolume(ctx, dirvoltest.CreateReq("pvc-2", gib)); return err },
 		"DeleteVolume": func() error {
 			_, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "pvc-1"})
 			return err
@@ -30,7 +32,7 @@ func TestReadyGuardsEveryCall(t *testing.T) {
 			return err
 		},
 		"ValidateVolumeCapabilities": func() error {
-			_, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: "pvc-1", VolumeCapabilities: rwo()})
+			_, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: "pvc-1", VolumeCapabilities: dirvoltest.RWO()})
 			return err
 		},
 		"ControllerGetVolume": func() error {
@@ -53,7 +55,7 @@ func TestReadyGuardsEveryCall(t *testing.T) {
 		"ListSnapshots": func() error { _, err := d.ListSnapshots(ctx, &csi.ListSnapshotsRequest{}); return err },
 	}
 	for name, call := range calls {
-		t.Run(name, func(t *testing.T) { wantCode(t, call(), codes.FailedPrecondition, "not mounted") })
+		t.Run(name, func(t *testing.T) { dirvoltest.WantCode(t, call(), codes.FailedPrecondition, "not mounted") })
 	}
 	// Nothing was touched: the volume and the snapshot are still there.
 	d.be = testBackend{share: testShare}
@@ -70,20 +72,20 @@ func TestReadyGuardsEveryCall(t *testing.T) {
 func TestBackendCapabilityRules(t *testing.T) {
 	d, _ := newTestDriver(t, nil)
 	ctx := context.Background()
-	req := createReq("pvc-1", gib)
-	req.VolumeCapabilities = []*csi.VolumeCapability{blockCap()}
+	req := dirvoltest.CreateReq("pvc-1", gib)
+	req.VolumeCapabilities = []*csi.VolumeCapability{dirvoltest.BlockCap()}
 	_, err := d.CreateVolume(ctx, req)
-	wantCode(t, err, codes.InvalidArgument, "test volumes need mount access")
-	mustCreate(t, d, createReq("pvc-1", gib))
-	v, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: "pvc-1", VolumeCapabilities: []*csi.VolumeCapability{blockCap()}})
+	dirvoltest.WantCode(t, err, codes.InvalidArgument, "test volumes need mount access")
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	v, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: "pvc-1", VolumeCapabilities: []*csi.VolumeCapability{dirvoltest.BlockCap()}})
 	if err != nil || v.GetConfirmed() != nil || v.GetMessage() != "test volumes need mount access" {
 		t.Errorf("validate block: %v %v", v, err)
 	}
-	c, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{blockCap()}})
+	c, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{dirvoltest.BlockCap()}})
 	if err != nil || c.GetAvailableCapacity() != 0 {
 		t.Errorf("capacity for block: %v %v", c, err)
 	}
-	if c, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{VolumeCapabilities: rwo()}); err != nil || c.GetAvailableCapacity() <= 0 {
+	if c, err := d.GetCapacity(ctx, &csi.GetCapacityRequest{VolumeCapabilities: dirvoltest.RWO()}); err != nil || c.GetAvailableCapacity() <= 0 {
 		t.Errorf("capacity for mount: %v %v", c, err)
 	}
 }
@@ -93,16 +95,16 @@ func TestBackendCapabilityRules(t *testing.T) {
 func TestWithoutFastPaths(t *testing.T) {
 	d, base := newTestDriver(t, nil)
 	d = NewController(Flavor{ErrPrefix: "share"}, d.Settings(), testBackend{share: testShare}, slog.New(slog.DiscardHandler))
-	mustCreate(t, d, createReq("pvc-1", gib))
-	if !exists(t, base+"/v/pvc-1") || d.store.cache != nil {
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	if !dirvoltest.Exists(t, base+"/v/pvc-1") || d.store.cache != nil {
 		t.Fatalf("volume missing or cache on")
 	}
 	if _, err := d.DeleteVolume(context.Background(), &csi.DeleteVolumeRequest{VolumeId: "pvc-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if names := dirEntries(t, base+"/v"); len(names) != 0 {
+	if names := dirvoltest.DirEntries(t, base+"/v"); len(names) != 0 {
 		t.Errorf("left in v/: %v", names)
 	}
 	_, err := d.ControllerGetVolume(context.Background(), &csi.ControllerGetVolumeRequest{VolumeId: "nope/x"})
-	wantCode(t, err, codes.NotFound, "not a volume id of this driver")
+	dirvoltest.WantCode(t, err, codes.NotFound, "not a volume id of this driver")
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/dirvol/dirvoltest"
 	"github.com/switchyard-csi/switchyard/driver/volumeid"
 )
 
@@ -39,10 +40,10 @@ func TestCreateVolumeCapacity(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			name := fmt.Sprintf("pvc-%d", i)
-			resp, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: name, VolumeCapabilities: rwo(), CapacityRange: tc.cr})
-			wantCode(t, err, tc.wantCode)
+			resp, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: name, VolumeCapabilities: dirvoltest.RWO(), CapacityRange: tc.cr})
+			dirvoltest.WantCode(t, err, tc.wantCode)
 			if tc.wantCode != codes.OK {
-				if exists(t, filepath.Join(base, "v", name)) {
+				if dirvoltest.Exists(t, filepath.Join(base, "v", name)) {
 					t.Error("a failed CreateVolume left a directory")
 				}
 				return
@@ -56,8 +57,8 @@ func TestCreateVolumeCapacity(t *testing.T) {
 
 func TestCreateVolumeIdempotent(t *testing.T) {
 	d, _ := newTestDriver(t, nil)
-	first := mustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: rwo(), CapacityRange: &csi.CapacityRange{RequiredBytes: gib, LimitBytes: 2 * gib}})
-	mustCreate(t, d, createReq("other", gib))
+	first := dirvoltest.MustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: dirvoltest.RWO(), CapacityRange: &csi.CapacityRange{RequiredBytes: gib, LimitBytes: 2 * gib}})
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("other", gib))
 
 	tests := []struct {
 		name string
@@ -70,12 +71,12 @@ func TestCreateVolumeIdempotent(t *testing.T) {
 		{name: "no capacity", cr: nil},
 		{name: "larger required", cr: &csi.CapacityRange{RequiredBytes: gib + 1}, code: codes.AlreadyExists},
 		{name: "lower limit", cr: &csi.CapacityRange{LimitBytes: gib - 1}, code: codes.AlreadyExists},
-		{name: "a content source", cr: &csi.CapacityRange{RequiredBytes: gib}, src: fromVolume("other"), code: codes.AlreadyExists},
+		{name: "a content source", cr: &csi.CapacityRange{RequiredBytes: gib}, src: dirvoltest.FromVolume("other"), code: codes.AlreadyExists},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: rwo(), CapacityRange: tc.cr, VolumeContentSource: tc.src})
-			wantCode(t, err, tc.code)
+			resp, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: dirvoltest.RWO(), CapacityRange: tc.cr, VolumeContentSource: tc.src})
+			dirvoltest.WantCode(t, err, tc.code)
 			if err == nil && !proto.Equal(resp.GetVolume(), first) {
 				t.Errorf("repeat = %v, want %v", resp.GetVolume(), first)
 			}
@@ -100,14 +101,14 @@ func TestCreateVolumeIDs(t *testing.T) {
 					cfg["_private"] = map[string]any{"csi": map[string]any{"volume": map[string]any{"idHash": map[string]any{"strategy": tc.strategy}}}}
 				}
 			})
-			vol := mustCreate(t, d, createReq(tc.volName, gib))
+			vol := dirvoltest.MustCreate(t, d, dirvoltest.CreateReq(tc.volName, gib))
 			if vol.GetVolumeId() != tc.wantID {
 				t.Fatalf("id = %q, want %q", vol.GetVolumeId(), tc.wantID)
 			}
-			if vol.GetVolumeContext()["path"] != testShare+"/v/"+tc.wantID || !exists(t, filepath.Join(base, "v", tc.wantID)) {
+			if vol.GetVolumeContext()["path"] != testShare+"/v/"+tc.wantID || !dirvoltest.Exists(t, filepath.Join(base, "v", tc.wantID)) {
 				t.Errorf("volume not at v/%s (context %v)", tc.wantID, vol.GetVolumeContext())
 			}
-			again := mustCreate(t, d, createReq(tc.volName, gib))
+			again := dirvoltest.MustCreate(t, d, dirvoltest.CreateReq(tc.volName, gib))
 			if again.GetVolumeId() != tc.wantID {
 				t.Errorf("repeat id = %q", again.GetVolumeId())
 			}
@@ -127,18 +128,18 @@ func TestCreateVolumeHashCollision(t *testing.T) {
 			second = n
 		}
 	}
-	vol := mustCreate(t, d, createReq(first, gib))
-	_, err := d.CreateVolume(ctx, createReq(second, gib))
-	wantCode(t, err, codes.AlreadyExists, vol.GetVolumeId(), first)
+	vol := dirvoltest.MustCreate(t, d, dirvoltest.CreateReq(first, gib))
+	_, err := d.CreateVolume(ctx, dirvoltest.CreateReq(second, gib))
+	dirvoltest.WantCode(t, err, codes.AlreadyExists, vol.GetVolumeId(), first)
 }
 
 // A volume made by democratic-csi has no switchyard metadata; it must still
 // be found, listed, described, expanded, cloned and deleted.
 func TestVolumeWithoutMetadata(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	writeFile(t, filepath.Join(base, "v", "pvc-old", "data"), "legacy", 0o644)
+	dirvoltest.WriteFile(t, filepath.Join(base, "v", "pvc-old", "data"), "legacy", 0o644)
 
-	vol := mustCreate(t, d, createReq("pvc-old", gib))
+	vol := dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-old", gib))
 	if vol.GetCapacityBytes() != 0 || vol.GetVolumeId() != "pvc-old" {
 		t.Errorf("CreateVolume on an existing democratic-csi volume = %v, want it with capacity 0 (unknown)", vol)
 	}
@@ -150,14 +151,14 @@ func TestVolumeWithoutMetadata(t *testing.T) {
 	if err != nil || exp.GetCapacityBytes() != 3*gib {
 		t.Fatalf("ControllerExpandVolume = %v, %v", exp, err)
 	}
-	clone := mustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-clone", VolumeCapabilities: rwo(), VolumeContentSource: fromVolume("pvc-old")})
+	clone := dirvoltest.MustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-clone", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromVolume("pvc-old")})
 	if data, err := os.ReadFile(filepath.Join(base, "v", clone.GetVolumeId(), "data")); err != nil || string(data) != "legacy" {
 		t.Errorf("clone content = %q, %v", data, err)
 	}
 	if _, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "pvc-old"}); err != nil {
 		t.Fatal(err)
 	}
-	if exists(t, filepath.Join(base, "v", "pvc-old")) {
+	if dirvoltest.Exists(t, filepath.Join(base, "v", "pvc-old")) {
 		t.Error("DeleteVolume left the directory")
 	}
 }
@@ -165,10 +166,10 @@ func TestVolumeWithoutMetadata(t *testing.T) {
 // populate fills dir with every kind of entry a copy must preserve.
 func populate(t *testing.T, dir string) {
 	t.Helper()
-	writeFile(t, filepath.Join(dir, "plain.txt"), "hello", 0o640)
-	writeFile(t, filepath.Join(dir, "exec.sh"), "#!/bin/sh\n", 0o755)
-	writeFile(t, filepath.Join(dir, "sub", "deeper", "file"), strings.Repeat("x", 100000), 0o600)
-	writeFile(t, filepath.Join(dir, "setgid"), "s", 0o2755)
+	dirvoltest.WriteFile(t, filepath.Join(dir, "plain.txt"), "hello", 0o640)
+	dirvoltest.WriteFile(t, filepath.Join(dir, "exec.sh"), "#!/bin/sh\n", 0o755)
+	dirvoltest.WriteFile(t, filepath.Join(dir, "sub", "deeper", "file"), strings.Repeat("x", 100000), 0o600)
+	dirvoltest.WriteFile(t, filepath.Join(dir, "setgid"), "s", 0o2755)
 	if err := os.Chmod(filepath.Join(dir, "sub"), 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +202,10 @@ func populate(t *testing.T, dir string) {
 
 func TestCloneAndRestoreCopyEverything(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("src", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("src", gib))
 	src := filepath.Join(base, "v", "src")
 	populate(t, src)
-	before := describeTree(t, src, false)
+	before := dirvoltest.DescribeTree(t, src, false)
 	if os.Geteuid() == 0 && !strings.Contains(before, "owner=1234:5678") {
 		t.Fatalf("fixture lacks the test owner:\n%s", before)
 	}
@@ -212,24 +213,24 @@ func TestCloneAndRestoreCopyEverything(t *testing.T) {
 		t.Fatalf("fixture lacks the setgid file:\n%s", before)
 	}
 
-	clone := mustCreate(t, d, &csi.CreateVolumeRequest{Name: "clone", VolumeCapabilities: rwo(), CapacityRange: &csi.CapacityRange{RequiredBytes: gib}, VolumeContentSource: fromVolume("src")})
-	if !proto.Equal(clone.GetContentSource(), fromVolume("src")) {
+	clone := dirvoltest.MustCreate(t, d, &csi.CreateVolumeRequest{Name: "clone", VolumeCapabilities: dirvoltest.RWO(), CapacityRange: &csi.CapacityRange{RequiredBytes: gib}, VolumeContentSource: dirvoltest.FromVolume("src")})
+	if !proto.Equal(clone.GetContentSource(), dirvoltest.FromVolume("src")) {
 		t.Errorf("content source = %v", clone.GetContentSource())
 	}
-	if got := describeTree(t, filepath.Join(base, "v", "clone"), false); got != before {
+	if got := dirvoltest.DescribeTree(t, filepath.Join(base, "v", "clone"), false); got != before {
 		t.Errorf("clone differs from source:\n%s\n--- want\n%s", got, before)
 	}
 
-	snap := mustSnapshot(t, d, "snap-1", "src")
-	restored := mustCreate(t, d, &csi.CreateVolumeRequest{Name: "restored", VolumeCapabilities: rwo(), VolumeContentSource: fromSnapshot(snap.GetSnapshotId())})
-	if !proto.Equal(restored.GetContentSource(), fromSnapshot("snap-1")) {
+	snap := dirvoltest.MustSnapshot(t, d, "snap-1", "src")
+	restored := dirvoltest.MustCreate(t, d, &csi.CreateVolumeRequest{Name: "restored", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromSnapshot(snap.GetSnapshotId())})
+	if !proto.Equal(restored.GetContentSource(), dirvoltest.FromSnapshot("snap-1")) {
 		t.Errorf("content source = %v", restored.GetContentSource())
 	}
-	if got := describeTree(t, filepath.Join(base, "v", "restored"), false); got != before {
+	if got := dirvoltest.DescribeTree(t, filepath.Join(base, "v", "restored"), false); got != before {
 		t.Errorf("restored volume differs from source:\n%s\n--- want\n%s", got, before)
 	}
 	got, err := d.ControllerGetVolume(ctx, &csi.ControllerGetVolumeRequest{VolumeId: "restored"})
-	if err != nil || !proto.Equal(got.GetVolume().GetContentSource(), fromSnapshot("snap-1")) {
+	if err != nil || !proto.Equal(got.GetVolume().GetContentSource(), dirvoltest.FromSnapshot("snap-1")) {
 		t.Errorf("ControllerGetVolume content source = %v, %v", got.GetVolume().GetContentSource(), err)
 	}
 }
@@ -243,10 +244,10 @@ func TestCloneAppliesDirPermissions(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("chown to another owner needs root")
 	}
-	mustCreate(t, d, createReq("src", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("src", gib))
 	populate(t, filepath.Join(base, "v", "src"))
-	for _, r := range []*csi.CreateVolumeRequest{createReq("fresh", gib), {Name: "clone", VolumeCapabilities: rwo(), VolumeContentSource: fromVolume("src")}} {
-		mustCreate(t, d, r)
+	for _, r := range []*csi.CreateVolumeRequest{dirvoltest.CreateReq("fresh", gib), {Name: "clone", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromVolume("src")}} {
+		dirvoltest.MustCreate(t, d, r)
 		fi, err := os.Stat(filepath.Join(base, "v", r.GetName()))
 		if err != nil {
 			t.Fatal(err)
@@ -257,7 +258,7 @@ func TestCloneAppliesDirPermissions(t *testing.T) {
 		}
 	}
 	// below the root, the clone keeps the source's permissions
-	if a, b := describeTree(t, filepath.Join(base, "v", "src"), true), describeTree(t, filepath.Join(base, "v", "clone"), true); !strings.Contains(b, "plain.txt") || strings.SplitN(a, "\n", 2)[1] != strings.SplitN(b, "\n", 2)[1] {
+	if a, b := dirvoltest.DescribeTree(t, filepath.Join(base, "v", "src"), true), dirvoltest.DescribeTree(t, filepath.Join(base, "v", "clone"), true); !strings.Contains(b, "plain.txt") || strings.SplitN(a, "\n", 2)[1] != strings.SplitN(b, "\n", 2)[1] {
 		t.Errorf("clone content differs:\n%s\n--- want\n%s", b, a)
 	}
 }
@@ -270,11 +271,11 @@ func TestFailedCopyLeavesNothing(t *testing.T) {
 		leftDir string // the directory the failed call must not leave
 	}{
 		{name: "clone", failAt: filepath.Join("sub", "deeper"), leftDir: "v/clone", create: func(d *Driver) error {
-			_, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "clone", VolumeCapabilities: rwo(), VolumeContentSource: fromVolume("src")})
+			_, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "clone", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromVolume("src")})
 			return err
 		}},
 		{name: "restore", failAt: "plain.txt", leftDir: "v/restored", create: func(d *Driver) error {
-			_, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "restored", VolumeCapabilities: rwo(), VolumeContentSource: fromSnapshot("snap-0")})
+			_, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "restored", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromSnapshot("snap-0")})
 			return err
 		}},
 		{name: "snapshot", failAt: "sub", leftDir: "s/snap-1", create: func(d *Driver) error {
@@ -285,9 +286,9 @@ func TestFailedCopyLeavesNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, base := newTestDriver(t, nil)
-			mustCreate(t, d, createReq("src", gib))
+			dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("src", gib))
 			populate(t, filepath.Join(base, "v", "src"))
-			mustSnapshot(t, d, "snap-0", "src")
+			dirvoltest.MustSnapshot(t, d, "snap-0", "src")
 			copied := 0
 			d.CopyHook = func(rel string) error {
 				if rel == tc.failAt {
@@ -297,16 +298,16 @@ func TestFailedCopyLeavesNothing(t *testing.T) {
 				return nil
 			}
 			err := tc.create(d)
-			wantCode(t, err, codes.Internal, "simulated failure")
+			dirvoltest.WantCode(t, err, codes.Internal, "simulated failure")
 			if copied < 2 {
 				t.Fatalf("the copy failed after %d entries; the test wants a half-made copy", copied)
 			}
 			parent, name := filepath.Split(tc.leftDir)
-			if got := dirEntries(t, filepath.Join(base, parent)); slices.Contains(got, name) || slices.Contains(got, ".tmp-"+name) {
+			if got := dirvoltest.DirEntries(t, filepath.Join(base, parent)); slices.Contains(got, name) || slices.Contains(got, ".tmp-"+name) {
 				t.Errorf("%s holds %q after the failed copy", parent, got)
 			}
 			for _, m := range []string{"volumes/" + name + ".json", "snapshots/" + name + ".json"} {
-				if exists(t, filepath.Join(base, ".switchyard", m)) {
+				if dirvoltest.Exists(t, filepath.Join(base, ".switchyard", m)) {
 					t.Errorf("metadata %s written for a failed copy", m)
 				}
 			}
@@ -314,7 +315,7 @@ func TestFailedCopyLeavesNothing(t *testing.T) {
 			if err := tc.create(d); err != nil {
 				t.Fatalf("retry after the failure: %v", err)
 			}
-			if got := describeTree(t, filepath.Join(base, tc.leftDir), false); got != describeTree(t, filepath.Join(base, "v", "src"), false) {
+			if got := dirvoltest.DescribeTree(t, filepath.Join(base, tc.leftDir), false); got != dirvoltest.DescribeTree(t, filepath.Join(base, "v", "src"), false) {
 				t.Errorf("retried copy differs from the source:\n%s", got)
 			}
 		})
@@ -324,16 +325,16 @@ func TestFailedCopyLeavesNothing(t *testing.T) {
 // A crash leaves v/.tmp-<id>; the next CreateVolume of that name starts over.
 func TestStaleTemporaryDirectory(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	writeFile(t, filepath.Join(base, "v", ".tmp-pvc-1", "junk"), "half", 0o644)
-	writeFile(t, filepath.Join(base, "v", ".del-pvc-2", "junk"), "half", 0o644)
-	mustCreate(t, d, createReq("pvc-1", gib))
-	if got := dirEntries(t, filepath.Join(base, "v", "pvc-1")); len(got) != 0 {
+	dirvoltest.WriteFile(t, filepath.Join(base, "v", ".tmp-pvc-1", "junk"), "half", 0o644)
+	dirvoltest.WriteFile(t, filepath.Join(base, "v", ".del-pvc-2", "junk"), "half", 0o644)
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	if got := dirvoltest.DirEntries(t, filepath.Join(base, "v", "pvc-1")); len(got) != 0 {
 		t.Errorf("new volume holds %q from a crashed create", got)
 	}
 	if _, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "pvc-2"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := dirEntries(t, filepath.Join(base, "v")); !slices.Equal(got, []string{"pvc-1"}) {
+	if got := dirvoltest.DirEntries(t, filepath.Join(base, "v")); !slices.Equal(got, []string{"pvc-1"}) {
 		t.Errorf("v/ holds %q, want the leftovers gone", got)
 	}
 	resp, err := d.ListVolumes(ctx, &csi.ListVolumesRequest{})
@@ -344,26 +345,26 @@ func TestStaleTemporaryDirectory(t *testing.T) {
 
 func TestDeleteVolume(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
-	writeFile(t, filepath.Join(base, "v", "pvc-1", "ro", "file"), "x", 0o444)
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	dirvoltest.WriteFile(t, filepath.Join(base, "v", "pvc-1", "ro", "file"), "x", 0o444)
 	if err := os.Chmod(filepath.Join(base, "v", "pvc-1", "ro"), 0o555); err != nil {
 		t.Fatal(err)
 	}
-	snap := mustSnapshot(t, d, "snap-1", "pvc-1")
+	snap := dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
 
 	for i := range 2 { // the second delete finds nothing and succeeds
 		if _, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "pvc-1"}); err != nil {
 			t.Fatalf("DeleteVolume #%d: %v", i+1, err)
 		}
 	}
-	if got := dirEntries(t, filepath.Join(base, "v")); len(got) != 0 {
+	if got := dirvoltest.DirEntries(t, filepath.Join(base, "v")); len(got) != 0 {
 		t.Errorf("v/ holds %q", got)
 	}
-	if exists(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json")) {
+	if dirvoltest.Exists(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json")) {
 		t.Error("metadata left behind")
 	}
 	// the snapshot is an independent copy
-	restored := mustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-2", VolumeCapabilities: rwo(), VolumeContentSource: fromSnapshot(snap.GetSnapshotId())})
+	restored := dirvoltest.MustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-2", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromSnapshot(snap.GetSnapshotId())})
 	if data, err := os.ReadFile(filepath.Join(base, "v", restored.GetVolumeId(), "ro", "file")); err != nil || string(data) != "x" {
 		t.Errorf("restore after the source was deleted: %q, %v", data, err)
 	}
@@ -375,11 +376,11 @@ func TestDeleteVolume(t *testing.T) {
 	if _, err := d.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: snap.GetSnapshotId()}); err != nil {
 		t.Fatal(err)
 	}
-	if got := append(dirEntries(t, filepath.Join(base, "v")), dirEntries(t, filepath.Join(base, "s"))...); len(got) != 0 {
+	if got := append(dirvoltest.DirEntries(t, filepath.Join(base, "v")), dirvoltest.DirEntries(t, filepath.Join(base, "s"))...); len(got) != 0 {
 		t.Errorf("left after deleting everything: %q", got)
 	}
 	_, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{})
-	wantCode(t, err, codes.InvalidArgument)
+	dirvoltest.WantCode(t, err, codes.InvalidArgument)
 }
 
 // Ids from requests are never used to reach outside the base directories.
@@ -397,7 +398,7 @@ func TestPathTraversal(t *testing.T) {
 		filepath.Join(base, "v", "..", "v2", "keep"), // sibling
 	}
 	for _, v := range victims {
-		writeFile(t, v, "precious", 0o644)
+		dirvoltest.WriteFile(t, v, "precious", 0o644)
 	}
 	if err := os.Symlink(filepath.Join(outside, "target"), filepath.Join(base, "v", "link")); err != nil {
 		t.Fatal(err)
@@ -410,19 +411,19 @@ func TestPathTraversal(t *testing.T) {
 	for _, id := range ids {
 		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
 			_, err := d.ControllerGetVolume(ctx, &csi.ControllerGetVolumeRequest{VolumeId: id})
-			wantCode(t, err, codes.NotFound)
-			_, err = d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: id, VolumeCapabilities: rwo()})
-			wantCode(t, err, codes.NotFound)
+			dirvoltest.WantCode(t, err, codes.NotFound)
+			_, err = d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: id, VolumeCapabilities: dirvoltest.RWO()})
+			dirvoltest.WantCode(t, err, codes.NotFound)
 			_, err = d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: id, CapacityRange: &csi.CapacityRange{RequiredBytes: gib}})
-			wantCode(t, err, codes.NotFound)
-			_, err = d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "clone", VolumeCapabilities: rwo(), VolumeContentSource: fromVolume(id)})
-			wantCode(t, err, codes.NotFound)
-			_, err = d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "restore", VolumeCapabilities: rwo(), VolumeContentSource: fromSnapshot(id)})
-			wantCode(t, err, codes.NotFound)
+			dirvoltest.WantCode(t, err, codes.NotFound)
+			_, err = d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "clone", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromVolume(id)})
+			dirvoltest.WantCode(t, err, codes.NotFound)
+			_, err = d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "restore", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromSnapshot(id)})
+			dirvoltest.WantCode(t, err, codes.NotFound)
 			_, err = d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "snap", SourceVolumeId: id})
-			wantCode(t, err, codes.NotFound)
+			dirvoltest.WantCode(t, err, codes.NotFound)
 			_, err = d.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: id})
-			wantCode(t, err, codes.NotFound)
+			dirvoltest.WantCode(t, err, codes.NotFound)
 			if resp, err := d.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: id}); err != nil || len(resp.GetEntries()) != 0 {
 				t.Errorf("ListSnapshots = %v, %v; want an empty list", resp, err)
 			}
@@ -442,7 +443,7 @@ func TestPathTraversal(t *testing.T) {
 		}
 	}
 	for _, dir := range []string{"v", "s"} {
-		for _, name := range dirEntries(t, filepath.Join(base, dir)) {
+		for _, name := range dirvoltest.DirEntries(t, filepath.Join(base, dir)) {
 			if name == "clone" || name == "restore" || name == "link" {
 				t.Errorf("%s/%s exists after calls that had to fail", dir, name)
 			}
@@ -452,7 +453,7 @@ func TestPathTraversal(t *testing.T) {
 
 func TestControllerExpandVolume(t *testing.T) {
 	d, _ := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
 	tests := []struct {
 		name string
 		cr   *csi.CapacityRange
@@ -471,7 +472,7 @@ func TestControllerExpandVolume(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: "pvc-1", CapacityRange: tc.cr})
-			wantCode(t, err, tc.code)
+			dirvoltest.WantCode(t, err, tc.code)
 			if err != nil {
 				return
 			}
@@ -485,17 +486,17 @@ func TestControllerExpandVolume(t *testing.T) {
 		})
 	}
 	_, err := d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: "nope", CapacityRange: &csi.CapacityRange{RequiredBytes: gib}})
-	wantCode(t, err, codes.NotFound)
+	dirvoltest.WantCode(t, err, codes.NotFound)
 	_, err = d.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{CapacityRange: &csi.CapacityRange{RequiredBytes: gib}})
-	wantCode(t, err, codes.InvalidArgument)
+	dirvoltest.WantCode(t, err, codes.InvalidArgument)
 	// the recorded capacity now decides whether a repeated CreateVolume matches
-	_, err = d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: rwo(), CapacityRange: &csi.CapacityRange{LimitBytes: gib}})
-	wantCode(t, err, codes.AlreadyExists)
+	_, err = d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: dirvoltest.RWO(), CapacityRange: &csi.CapacityRange{LimitBytes: gib}})
+	dirvoltest.WantCode(t, err, codes.AlreadyExists)
 }
 
 func TestControllerGetVolume(t *testing.T) {
 	d, _ := newTestDriver(t, nil)
-	created := mustCreate(t, d, createReq("pvc-1", gib))
+	created := dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
 	resp, err := d.ControllerGetVolume(ctx, &csi.ControllerGetVolumeRequest{VolumeId: "pvc-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -504,9 +505,9 @@ func TestControllerGetVolume(t *testing.T) {
 		t.Errorf("ControllerGetVolume = %v, want %v with a status", resp, created)
 	}
 	_, err = d.ControllerGetVolume(ctx, &csi.ControllerGetVolumeRequest{VolumeId: "pvc-2"})
-	wantCode(t, err, codes.NotFound, "pvc-2")
+	dirvoltest.WantCode(t, err, codes.NotFound, "pvc-2")
 	_, err = d.ControllerGetVolume(ctx, &csi.ControllerGetVolumeRequest{})
-	wantCode(t, err, codes.InvalidArgument)
+	dirvoltest.WantCode(t, err, codes.InvalidArgument)
 }
 
 func TestControllerGetCapabilities(t *testing.T) {
@@ -531,11 +532,11 @@ func TestListVolumes(t *testing.T) {
 	d, base := newTestDriver(t, nil)
 	names := []string{"pvc-e", "pvc-a", "pvc-d", "pvc-b", "pvc-c"}
 	for _, n := range names {
-		mustCreate(t, d, createReq(n, gib))
+		dirvoltest.MustCreate(t, d, dirvoltest.CreateReq(n, gib))
 	}
 	// neither a file nor a temporary directory is a volume
-	writeFile(t, filepath.Join(base, "v", "stray-file"), "", 0o644)
-	writeFile(t, filepath.Join(base, "v", ".tmp-pvc-f", "x"), "", 0o644)
+	dirvoltest.WriteFile(t, filepath.Join(base, "v", "stray-file"), "", 0o644)
+	dirvoltest.WriteFile(t, filepath.Join(base, "v", ".tmp-pvc-f", "x"), "", 0o644)
 
 	var listed []string
 	token := ""
@@ -583,10 +584,10 @@ func TestListVolumes(t *testing.T) {
 
 	for _, tok := range []string{"invalid-token", "from:../x", "from:", "pvc-c"} {
 		_, err := d.ListVolumes(ctx, &csi.ListVolumesRequest{StartingToken: tok})
-		wantCode(t, err, codes.Aborted)
+		dirvoltest.WantCode(t, err, codes.Aborted)
 	}
 	_, err = d.ListVolumes(ctx, &csi.ListVolumesRequest{MaxEntries: -1})
-	wantCode(t, err, codes.InvalidArgument)
+	dirvoltest.WantCode(t, err, codes.InvalidArgument)
 }
 
 func TestListVolumesEmpty(t *testing.T) {
@@ -599,7 +600,7 @@ func TestListVolumesEmpty(t *testing.T) {
 
 func TestParallelCreateVolume(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("src", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("src", gib))
 	populate(t, filepath.Join(base, "v", "src"))
 	const n = 32
 	var wg sync.WaitGroup
@@ -608,9 +609,9 @@ func TestParallelCreateVolume(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			r := createReq(fmt.Sprintf("pvc-%02d", i), gib)
+			r := dirvoltest.CreateReq(fmt.Sprintf("pvc-%02d", i), gib)
 			if i%4 == 0 { // some clones, copying while others create
-				r.VolumeContentSource = fromVolume("src")
+				r.VolumeContentSource = dirvoltest.FromVolume("src")
 			}
 			if _, err := d.CreateVolume(ctx, r); err != nil {
 				errs <- err
@@ -618,7 +619,7 @@ func TestParallelCreateVolume(t *testing.T) {
 		}()
 		go func() { // the same name twice at once: both must get the volume
 			defer wg.Done()
-			if _, err := d.CreateVolume(ctx, createReq("same", gib)); err != nil {
+			if _, err := d.CreateVolume(ctx, dirvoltest.CreateReq("same", gib)); err != nil {
 				errs <- err
 			}
 		}()
@@ -635,7 +636,7 @@ func TestParallelCreateVolume(t *testing.T) {
 	if len(resp.GetEntries()) != n+2 {
 		t.Errorf("listed %d volumes, want %d", len(resp.GetEntries()), n+2)
 	}
-	if got := dirEntries(t, filepath.Join(base, "v")); len(got) != n+2 {
+	if got := dirvoltest.DirEntries(t, filepath.Join(base, "v")); len(got) != n+2 {
 		t.Errorf("v/ holds %d entries (%v), want %d", len(got), got, n+2)
 	}
 }
@@ -644,15 +645,15 @@ func TestParallelCreateVolume(t *testing.T) {
 // message naming the file, and never hides the other objects in a list.
 func TestCorruptMetadata(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
-	mustCreate(t, d, createReq("pvc-2", gib))
-	mustSnapshot(t, d, "snap-1", "pvc-1")
-	mustSnapshot(t, d, "snap-2", "pvc-1")
-	writeFile(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json"), "{trunc", 0o644)
-	writeFile(t, filepath.Join(base, ".switchyard", "snapshots", "snap-1.json"), "", 0o644)
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-2", gib))
+	dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
+	dirvoltest.MustSnapshot(t, d, "snap-2", "pvc-1")
+	dirvoltest.WriteFile(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json"), "{trunc", 0o644)
+	dirvoltest.WriteFile(t, filepath.Join(base, ".switchyard", "snapshots", "snap-1.json"), "", 0o644)
 
 	_, err := d.ControllerGetVolume(ctx, &csi.ControllerGetVolumeRequest{VolumeId: "pvc-1"})
-	wantCode(t, err, codes.Internal, "pvc-1.json", "corrupt")
+	dirvoltest.WantCode(t, err, codes.Internal, "pvc-1.json", "corrupt")
 	vols, err := d.ListVolumes(ctx, &csi.ListVolumesRequest{})
 	if err != nil || len(vols.GetEntries()) != 2 {
 		t.Errorf("ListVolumes = %v, %v; want both volumes", vols, err)
@@ -665,7 +666,7 @@ func TestCorruptMetadata(t *testing.T) {
 	if _, err := d.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: "pvc-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if exists(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json")) {
+	if dirvoltest.Exists(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json")) {
 		t.Error("the corrupt metadata survived DeleteVolume")
 	}
 }

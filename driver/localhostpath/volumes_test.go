@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/dirvol/dirvoltest"
 )
 
 var ctx = context.Background()
@@ -22,7 +23,7 @@ func TestCreateVolume(t *testing.T) {
 		section(cfg)["dirPermissionsMode"] = "0777"
 		cfg["instance_id"] = "inst-1"
 	})
-	vol := mustCreate(t, d, createReq("pvc-1", gib))
+	vol := dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
 
 	want := &csi.Volume{
 		VolumeId:      "pvc-1",
@@ -45,19 +46,19 @@ func TestCreateVolume(t *testing.T) {
 	if !fi.IsDir() || fi.Mode().Perm() != 0o777 {
 		t.Errorf("volume dir mode = %v, want a 0777 directory (dirPermissionsMode)", fi.Mode())
 	}
-	if !exists(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json")) {
+	if !dirvoltest.Exists(t, filepath.Join(base, ".switchyard", "volumes", "pvc-1.json")) {
 		t.Error("no metadata recorded")
 	}
-	if got := dirEntries(t, filepath.Join(base, "v")); !slices.Equal(got, []string{"pvc-1"}) {
+	if got := dirvoltest.DirEntries(t, filepath.Join(base, "v")); !slices.Equal(got, []string{"pvc-1"}) {
 		t.Errorf("v/ holds %q, want only the volume", got)
 	}
 }
 
 func TestCreateVolumeRejects(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("src", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("src", gib))
 	req := func(edit func(r *csi.CreateVolumeRequest)) *csi.CreateVolumeRequest {
-		r := createReq("pvc-new", gib)
+		r := dirvoltest.CreateReq("pvc-new", gib)
 		edit(r)
 		return r
 	}
@@ -77,30 +78,32 @@ func TestCreateVolumeRejects(t *testing.T) {
 		{name: "no name", req: req(func(r *csi.CreateVolumeRequest) { r.Name = "" }), code: codes.InvalidArgument, fragments: []string{"name is required"}},
 		{name: "bad characters", req: req(func(r *csi.CreateVolumeRequest) { r.Name = "pvc 1/2" }), code: codes.InvalidArgument, fragments: []string{`" /"`}},
 		{name: "no capabilities", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeCapabilities = nil }), code: codes.InvalidArgument, fragments: []string{"volume_capabilities is required"}},
-		{name: "block", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeCapabilities = []*csi.VolumeCapability{blockCap()} }),
+		{name: "block", req: req(func(r *csi.CreateVolumeRequest) {
+			r.VolumeCapabilities = []*csi.VolumeCapability{dirvoltest.BlockCap()}
+		}),
 			code: codes.InvalidArgument, fragments: []string{"local-hostpath volumes are directories; block access is not supported"}},
 		{name: "multi node", req: req(func(r *csi.CreateVolumeRequest) {
-			r.VolumeCapabilities = append(rwo(), mountCap(csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER))
+			r.VolumeCapabilities = append(dirvoltest.RWO(), dirvoltest.MountCap(csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER))
 		}), code: codes.InvalidArgument, fragments: []string{"MULTI_NODE_MULTI_WRITER", "one node"}},
 		{name: "multi node reader", req: req(func(r *csi.CreateVolumeRequest) {
-			r.VolumeCapabilities = []*csi.VolumeCapability{mountCap(csi.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY)}
+			r.VolumeCapabilities = []*csi.VolumeCapability{dirvoltest.MountCap(csi.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY)}
 		}), code: codes.InvalidArgument, fragments: []string{"MULTI_NODE_READER_ONLY"}},
 		{name: "unknown access mode", req: req(func(r *csi.CreateVolumeRequest) {
-			r.VolumeCapabilities = []*csi.VolumeCapability{mountCap(csi.VolumeCapability_AccessMode_UNKNOWN)}
+			r.VolumeCapabilities = []*csi.VolumeCapability{dirvoltest.MountCap(csi.VolumeCapability_AccessMode_UNKNOWN)}
 		}), code: codes.InvalidArgument},
 		{name: "fs type", req: req(func(r *csi.CreateVolumeRequest) {
-			c := mountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER)
+			c := dirvoltest.MountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER)
 			c.GetMount().FsType = "ext4"
 			r.VolumeCapabilities = []*csi.VolumeCapability{c}
 		}), code: codes.InvalidArgument, fragments: []string{"ext4"}},
-		{name: "unknown source volume", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeContentSource = fromVolume("nope") }),
+		{name: "unknown source volume", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeContentSource = dirvoltest.FromVolume("nope") }),
 			code: codes.NotFound, fragments: []string{`"nope"`}},
-		{name: "unknown source snapshot", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeContentSource = fromSnapshot("nope") }),
+		{name: "unknown source snapshot", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeContentSource = dirvoltest.FromSnapshot("nope") }),
 			code: codes.NotFound, fragments: []string{`"nope"`}},
-		{name: "source snapshot id empty", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeContentSource = fromSnapshot("") }),
+		{name: "source snapshot id empty", req: req(func(r *csi.CreateVolumeRequest) { r.VolumeContentSource = dirvoltest.FromSnapshot("") }),
 			code: codes.InvalidArgument},
 		{name: "restic source snapshot", req: req(func(r *csi.CreateVolumeRequest) {
-			r.VolumeContentSource = fromSnapshot("snapshot_driver=restic&snapshot_id=abc")
+			r.VolumeContentSource = dirvoltest.FromSnapshot("snapshot_driver=restic&snapshot_id=abc")
 		}), code: codes.InvalidArgument, fragments: []string{"restic"}},
 		{name: "requisite on other nodes", req: req(func(r *csi.CreateVolumeRequest) {
 			r.AccessibilityRequirements = reqTopo(map[string]string{TopologyKey: "node-b"}, map[string]string{TopologyKey: "node-c"}, map[string]string{"zone": "z1"})
@@ -109,8 +112,8 @@ func TestCreateVolumeRejects(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := d.CreateVolume(ctx, tc.req)
-			wantCode(t, err, tc.code, tc.fragments...)
-			if got := dirEntries(t, filepath.Join(base, "v")); !slices.Equal(got, []string{"src"}) {
+			dirvoltest.WantCode(t, err, tc.code, tc.fragments...)
+			if got := dirvoltest.DirEntries(t, filepath.Join(base, "v")); !slices.Equal(got, []string{"src"}) {
 				t.Errorf("v/ holds %q after a failed CreateVolume", got)
 			}
 		})
@@ -129,12 +132,12 @@ func TestCreateVolumeTopology(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := createReq(fmt.Sprintf("pvc-%d", i), gib)
+			r := dirvoltest.CreateReq(fmt.Sprintf("pvc-%d", i), gib)
 			r.AccessibilityRequirements = &csi.TopologyRequirement{}
 			for _, s := range tc.requisite {
 				r.AccessibilityRequirements.Requisite = append(r.AccessibilityRequirements.Requisite, &csi.Topology{Segments: s})
 			}
-			vol := mustCreate(t, d, r)
+			vol := dirvoltest.MustCreate(t, d, r)
 			if got := vol.GetAccessibleTopology(); len(got) != 1 || got[0].GetSegments()[TopologyKey] != testNode {
 				t.Errorf("accessible topology = %v", got)
 			}
@@ -144,7 +147,7 @@ func TestCreateVolumeTopology(t *testing.T) {
 
 func TestValidateVolumeCapabilities(t *testing.T) {
 	d, _ := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
 	tests := []struct {
 		name      string
 		id        string
@@ -152,22 +155,22 @@ func TestValidateVolumeCapabilities(t *testing.T) {
 		code      codes.Code
 		confirmed bool
 	}{
-		{name: "single node writer", id: "pvc-1", caps: rwo(), confirmed: true},
+		{name: "single node writer", id: "pvc-1", caps: dirvoltest.RWO(), confirmed: true},
 		{name: "all single node modes", id: "pvc-1", caps: []*csi.VolumeCapability{
-			mountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY),
-			mountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER),
-			mountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER),
+			dirvoltest.MountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY),
+			dirvoltest.MountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER),
+			dirvoltest.MountCap(csi.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER),
 		}, confirmed: true},
-		{name: "block", id: "pvc-1", caps: []*csi.VolumeCapability{blockCap()}},
-		{name: "multi node", id: "pvc-1", caps: []*csi.VolumeCapability{mountCap(csi.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER)}},
-		{name: "unknown volume", id: "nope", caps: rwo(), code: codes.NotFound},
+		{name: "block", id: "pvc-1", caps: []*csi.VolumeCapability{dirvoltest.BlockCap()}},
+		{name: "multi node", id: "pvc-1", caps: []*csi.VolumeCapability{dirvoltest.MountCap(csi.VolumeCapability_AccessMode_MULTI_NODE_SINGLE_WRITER)}},
+		{name: "unknown volume", id: "nope", caps: dirvoltest.RWO(), code: codes.NotFound},
 		{name: "no capabilities", id: "pvc-1", code: codes.InvalidArgument},
-		{name: "no id", caps: rwo(), code: codes.InvalidArgument},
+		{name: "no id", caps: dirvoltest.RWO(), code: codes.InvalidArgument},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, err := d.ValidateVolumeCapabilities(ctx, &csi.ValidateVolumeCapabilitiesRequest{VolumeId: tc.id, VolumeCapabilities: tc.caps})
-			wantCode(t, err, tc.code)
+			dirvoltest.WantCode(t, err, tc.code)
 			if err != nil {
 				return
 			}
@@ -192,8 +195,8 @@ func TestGetCapacity(t *testing.T) {
 		nonZero bool
 	}{
 		{name: "plain", req: &csi.GetCapacityRequest{}, nonZero: true},
-		{name: "mount on this node", req: &csi.GetCapacityRequest{VolumeCapabilities: rwo(), AccessibleTopology: &csi.Topology{Segments: map[string]string{TopologyKey: testNode}}}, nonZero: true},
-		{name: "block", req: &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{blockCap()}}},
+		{name: "mount on this node", req: &csi.GetCapacityRequest{VolumeCapabilities: dirvoltest.RWO(), AccessibleTopology: &csi.Topology{Segments: map[string]string{TopologyKey: testNode}}}, nonZero: true},
+		{name: "block", req: &csi.GetCapacityRequest{VolumeCapabilities: []*csi.VolumeCapability{dirvoltest.BlockCap()}}},
 		{name: "another node", req: &csi.GetCapacityRequest{AccessibleTopology: &csi.Topology{Segments: map[string]string{TopologyKey: "node-b"}}}},
 	}
 	for _, tc := range tests {
