@@ -13,7 +13,7 @@ import (
 // itself atomic, so the directory appears whole or not at all. What is
 // saved per create: the temporary directory, its
 // chmod and the rename (and on delete, the rename to .del- and the tree
-// walk), i.e. most of local-hostpath's syscalls per create+delete pair.
+// walk), i.e. most of the syscalls per create+delete pair.
 //
 // Crash safety, and where it is kept:
 //   - the metadata file is written, synced and renamed into place (and its

@@ -344,7 +344,7 @@ func (d *Controller) ControllerGetVolume(ctx context.Context, req *csi.Controlle
 }
 
 // GetCapacity reports the space available in controllerBasePath (0 for
-// capabilities or topology this backend cannot serve).
+// capabilities or topology the backend cannot serve).
 func (d *Controller) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
 	if len(req.GetVolumeCapabilities()) > 0 && d.checkCapabilities(req.GetVolumeCapabilities()) != "" {
 		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
