@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+
+	"github.com/switchyard-csi/switchyard/driver/dirvol/dirvoltest"
 )
 
 // BenchmarkCreateDeleteVolume measures one empty volume's life: mkdir,
@@ -16,7 +18,7 @@ func BenchmarkCreateDeleteVolume(b *testing.B) {
 	for b.Loop() {
 		name := fmt.Sprintf("pvc-%d", i)
 		i++
-		resp, err := d.CreateVolume(ctx, createReq(name, gib))
+		resp, err := d.CreateVolume(ctx, dirvoltest.CreateReq(name, gib))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/dirvol"
 )
 
 // exampleConfig is democratic-csi's examples/local-hostpath.yaml (restic and
@@ -34,6 +35,19 @@ local-hostpath:
       tags: []
       env: {}
 `
+
+// The keys local-hostpath reads, as democratic-csi spells them.
+const (
+	keyShareBase      = sectionKey + ".shareBasePath"
+	keyControllerBase = sectionKey + ".controllerBasePath"
+	keyDirMode        = sectionKey + ".dirPermissionsMode"
+	keyDirUser        = sectionKey + ".dirPermissionsUser"
+	keyDirGroup       = sectionKey + ".dirPermissionsGroup"
+	keySnapDriver     = sectionKey + ".snapshots.default_driver"
+	keyIDHash         = "_private.csi.volume.idHash.strategy"
+	keyIDTemplate     = "_private.csi.volume.idTemplate"
+	keyInstanceID     = "instance_id"
+)
 
 func parse(t *testing.T, doc string) config.Tree {
 	t.Helper()
@@ -185,14 +199,14 @@ func TestParseSettingsValues(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}
-			if s.hasMode != tc.hasMode || s.mode != tc.mode || s.uid != tc.uid || s.gid != tc.gid {
-				t.Errorf("mode %v/%o uid %d gid %d, want %v/%o %d %d", s.hasMode, s.mode, s.uid, s.gid, tc.hasMode, tc.mode, tc.uid, tc.gid)
+			if s.HasMode != tc.hasMode || s.Mode != tc.mode || s.UID != tc.uid || s.GID != tc.gid {
+				t.Errorf("mode %v/%o uid %d gid %d, want %v/%o %d %d", s.HasMode, s.Mode, s.UID, s.GID, tc.hasMode, tc.mode, tc.uid, tc.gid)
 			}
-			if s.shareBase != "/a" || s.controllerBase != "/b/c" {
-				t.Errorf("bases %q %q, want /a and /b/c", s.shareBase, s.controllerBase)
+			if s.ShareBase != "/a" || s.ControllerBase != "/b/c" {
+				t.Errorf("bases %q %q, want /a and /b/c", s.ShareBase, s.ControllerBase)
 			}
-			if s.snapshotDriver != snapshotDriverFilecopy {
-				t.Errorf("snapshot driver %q", s.snapshotDriver)
+			if s.SnapshotDriver != dirvol.SnapshotDriverFilecopy {
+				t.Errorf("snapshot driver %q", s.SnapshotDriver)
 			}
 		})
 	}

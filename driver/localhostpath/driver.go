@@ -5,21 +5,17 @@
 // JSON metadata files of switchyard's own under .switchyard/ (requested
 // capacity, content source, creation times).
 //
-// Clones, restores and snapshots are directory copies made in Go (no rsync)
-// in a temporary directory next to the target and renamed into place when
-// complete, so a failure never leaves a partial volume or snapshot under its
-// final name.
+// The layout, the copies and every controller call are driver/dirvol's
+// (shared with the nfs/smb/lustre client backends); this package keeps what
+// is local-hostpath's own: a volume lives on one node, the controller's, and
+// carries it as topology; nodes bind-mount shareBasePath/v/<id>.
 package localhostpath
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -27,6 +23,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/dirvol"
 	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
@@ -53,21 +50,26 @@ func init() {
 
 // Driver is a configured local-hostpath backend (the controller service).
 type Driver struct {
-	csi.UnimplementedControllerServer
+	*dirvol.Controller
+	node *node
+}
 
-	cfg      settings
-	store    store
+// node is what local-hostpath decides over dirvol: the node volumes are on.
+type node struct {
+	cfg      dirvol.Settings
 	nodeName string
-	log      *slog.Logger
-	locks    keyLocks
-
 	// topoKey is the topology key volumes carry (TopologyKey by default).
 	topoKey string
-	// copyHook is passed to every copy (tests simulate failures with it).
-	copyHook func(rel string) error
 }
 
 var _ backend.Driver = (*Driver)(nil)
+
+// MaxIDLen is the longest volume or snapshot id this backend returns.
+const MaxIDLen = dirvol.MaxIDLen
+
+// flavor: local-hostpath's wording, and its fast paths for empty volumes
+// and metadata reads (the base is a local disk no one else writes).
+var flavor = dirvol.Flavor{ErrPrefix: DriverName, Family: DriverName, Product: DriverName, FastEmpty: true, CacheMeta: true}
 
 // New builds a driver from opts.Config. The config must be valid (the
 // problems Validate reports are returned, naming opts.File) and
@@ -93,58 +95,45 @@ func New(opts backend.Options) (*Driver, error) {
 	if opts.TopologyPrefix != "" {
 		key = opts.TopologyPrefix + "/node"
 	}
-	return &Driver{
-		cfg:      cfg,
-		store:    store{base: cfg.controllerBase, cache: &metaCache{}},
-		nodeName: opts.NodeName,
-		topoKey:  key,
-		log:      log,
-	}, nil
+	n := &node{cfg: cfg, nodeName: opts.NodeName, topoKey: key}
+	return &Driver{Controller: dirvol.NewController(flavor, cfg, n, log), node: n}, nil
 }
-
-// Close releases nothing: the driver holds no connections or open files.
-func (d *Driver) Close() error { return nil }
 
 // NodeTopology is the accessible topology of volumes made on node.
 func (d *Driver) NodeTopology(node string) map[string]string {
-	return map[string]string{d.topoKey: node}
+	return map[string]string{d.node.topoKey: node}
 }
 
-func (d *Driver) topology() []*csi.Topology {
-	return []*csi.Topology{{Segments: d.NodeTopology(d.nodeName)}}
+// Topology: a volume is reachable from the controller's node only.
+func (n *node) Topology() []*csi.Topology {
+	return []*csi.Topology{{Segments: map[string]string{n.topoKey: n.nodeName}}}
 }
 
-// volumeContext is what the node service needs to publish a volume.
-func (d *Driver) volumeContext(id string) map[string]string {
+// VolumeContext is what the node service needs to publish a volume.
+func (n *node) VolumeContext(id string) map[string]string {
 	return volumecontext.Context{
-		Attach:      volumecontext.HostPath{Path: d.cfg.shareBase + "/" + volumesDir + "/" + id},
-		Provisioner: volumecontext.Provisioner{Driver: DriverName, InstanceID: d.cfg.instanceID},
+		Attach:      volumecontext.HostPath{Path: n.cfg.ShareBase + "/" + dirvol.VolumesDir + "/" + id},
+		Provisioner: volumecontext.Provisioner{Driver: DriverName, InstanceID: n.cfg.InstanceID},
 	}.Encode()
 }
 
-func (d *Driver) newCopier(ctx context.Context) *copier {
-	return &copier{ctx: ctx, hook: d.copyHook, tolerateChownEPERM: os.Geteuid() != 0}
-}
+// Ready: a local directory needs no check before use.
+func (n *node) Ready(string) error { return nil }
 
-// ControllerGetCapabilities lists what this backend implements.
-func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	rpcs := []csi.ControllerServiceCapability_RPC_Type{
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
-		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
-		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
-		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
-		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
-		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_GET_VOLUME,
-		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+// CapacityFor counts the free space for this node only, making
+// controllerBasePath first.
+func (n *node) CapacityFor(topo *csi.Topology) (bool, error) {
+	if name, ok := topo.GetSegments()[n.topoKey]; ok && name != n.nodeName {
+		return false, nil
 	}
-	return backend.Capabilities(rpcs...), nil
+	if err := os.MkdirAll(n.cfg.ControllerBase, 0o755); err != nil {
+		return false, dirvol.FSError(DriverName, "creating controllerBasePath", err)
+	}
+	return true, nil
 }
 
-// checkCapability returns why a volume capability cannot be served, or "".
-func checkCapability(c *csi.VolumeCapability) string {
+// CheckCapability returns why a volume capability cannot be served, or "".
+func (*node) CheckCapability(c *csi.VolumeCapability) string {
 	if c == nil {
 		return "a volume capability is empty"
 	}
@@ -176,29 +165,17 @@ func checkCapability(c *csi.VolumeCapability) string {
 	}
 }
 
-func checkCapabilities(caps []*csi.VolumeCapability) string {
-	if len(caps) == 0 {
-		return "volume_capabilities is required"
-	}
-	for _, c := range caps {
-		if msg := checkCapability(c); msg != "" {
-			return msg
-		}
-	}
-	return ""
-}
-
-// checkRequisite fails when the requisite topology names nodes under
+// CheckRequisite fails when the requisite topology names nodes under
 // TopologyKey and none of them is this controller's node. Terms without the
 // key do not constrain the node and are ignored.
-func (d *Driver) checkRequisite(req *csi.TopologyRequirement) error {
+func (n *node) CheckRequisite(req *csi.TopologyRequirement) error {
 	var others []string
 	for _, t := range req.GetRequisite() {
-		node, ok := t.GetSegments()[d.topoKey]
+		node, ok := t.GetSegments()[n.topoKey]
 		if !ok {
 			continue
 		}
-		if node == d.nodeName {
+		if node == n.nodeName {
 			return nil
 		}
 		others = append(others, fmt.Sprintf("%q", node))
@@ -208,25 +185,5 @@ func (d *Driver) checkRequisite(req *csi.TopologyRequirement) error {
 	}
 	return status.Errorf(codes.ResourceExhausted,
 		"local-hostpath can only make volumes on node %q (where this controller runs), but the requisite topology allows only %s %s",
-		d.nodeName, d.topoKey, strings.Join(others, ", "))
-}
-
-// fsError turns a filesystem failure into a status with the operation and
-// path in the message.
-func fsError(op string, err error) error {
-	if _, ok := status.FromError(err); ok {
-		return err // already a status, chosen where the cause was known
-	}
-	code := codes.Internal
-	switch {
-	case errors.Is(err, context.Canceled):
-		code = codes.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		code = codes.DeadlineExceeded
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		code = codes.ResourceExhausted
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		code = codes.FailedPrecondition
-	}
-	return status.Errorf(code, "local-hostpath: %s: %v", op, err)
+		n.nodeName, n.topoKey, strings.Join(others, ", "))
 }

@@ -18,10 +18,8 @@
 package shareclient
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -34,6 +32,7 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/dirvol"
 	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
@@ -88,22 +87,29 @@ func init() {
 
 // Driver is a configured client backend (the controller service).
 type Driver struct {
-	csi.UnimplementedControllerServer
+	*dirvol.Controller
+	sh *share
+}
 
-	kind  kind
-	cfg   settings
-	store store
-	log   *slog.Logger
-	locks keyLocks
-
-	// copyHook is passed to every copy (tests simulate failures with it).
-	copyHook func(rel string) error
+// share is what a client backend decides over dirvol: the mount check,
+// where nodes mount a volume from, and the capabilities a share serves.
+type share struct {
+	kind kind
+	cfg  settings
+	ctl  *dirvol.Controller // for the base directory, which tests move
 	// statfs reads the file system type of a path (tests stand in for a
 	// mounted share with it).
 	statfs func(path string) (int64, error)
 }
 
 var _ backend.Driver = (*Driver)(nil)
+
+// MaxIDLen is the longest volume or snapshot id these backends return.
+const MaxIDLen = dirvol.MaxIDLen
+
+// flavor: wording that names no one driver type (the file system errors
+// say "share"), and reflinked copies (NFS 4.2 and SMB3 servers can).
+var flavor = dirvol.Flavor{ErrPrefix: "share", Product: "share clients", Reflink: true}
 
 // New builds a driver of the named type (nfs-client, smb-client,
 // lustre-client) from opts.Config.
@@ -129,43 +135,42 @@ func newDriver(k kind, opts backend.Options) (*Driver, error) {
 	if opts.Connection != "" {
 		log = log.With("connection", opts.Connection)
 	}
-	return &Driver{kind: k, cfg: cfg, store: store{base: cfg.controllerBase}, log: log, statfs: fsMagic}, nil
+	sh := &share{kind: k, cfg: cfg, statfs: fsMagic}
+	sh.ctl = dirvol.NewController(flavor, cfg.Settings, sh, log)
+	return &Driver{Controller: sh.ctl, sh: sh}, nil
 }
 
-// Close releases nothing: the driver holds no connections or open files.
-func (d *Driver) Close() error { return nil }
+// name names the share in messages: server:path.
+func (sh *share) name() string { return sh.cfg.shareHost + ":" + sh.cfg.ShareBase }
 
-// share names the share in messages: server:path.
-func (d *Driver) share() string { return d.cfg.shareHost + ":" + d.cfg.shareBase }
-
-// ready checks, before a call touches the share, that controllerBasePath
+// Ready checks, before a call touches the share, that controllerBasePath
 // is a writable directory on the share's file system: an unmounted share
 // would otherwise fill the controller's own disk with volumes nodes can
 // never mount. FAILED_PRECONDITION names server, share and mount point.
-func (d *Driver) ready(call string) error {
-	base := d.cfg.controllerBase
+func (sh *share) Ready(call string) error {
+	base := sh.ctl.Settings().ControllerBase
 	fi, err := os.Stat(base)
 	switch {
 	case err != nil:
 		return status.Errorf(codes.FailedPrecondition, "%s: %s: the %s share %s is not mounted on the controller: controllerBasePath %s: %v (mount the share there, %s.controllerBasePath)",
-			call, d.kind.name, d.kind.proto, d.share(), base, errors.Unwrap(err), d.kind.section)
+			call, sh.kind.name, sh.kind.proto, sh.name(), base, errors.Unwrap(err), sh.kind.section)
 	case !fi.IsDir():
 		return status.Errorf(codes.FailedPrecondition, "%s: %s: controllerBasePath %s is not a directory, so the %s share %s cannot be mounted there",
-			call, d.kind.name, base, d.kind.proto, d.share())
+			call, sh.kind.name, base, sh.kind.proto, sh.name())
 	}
-	if d.cfg.mountCheck {
-		magic, err := d.statfs(base)
+	if sh.cfg.mountCheck {
+		magic, err := sh.statfs(base)
 		if err != nil {
-			return status.Errorf(codes.FailedPrecondition, "%s: %s: reading the file system at controllerBasePath %s: %v", call, d.kind.name, base, err)
+			return status.Errorf(codes.FailedPrecondition, "%s: %s: reading the file system at controllerBasePath %s: %v", call, sh.kind.name, base, err)
 		}
-		if !slices.Contains(d.kind.magics, magic) {
+		if !slices.Contains(sh.kind.magics, magic) {
 			return status.Errorf(codes.FailedPrecondition, "%s: %s: the %s share %s is not mounted on the controller: controllerBasePath %s is on a file system of type 0x%x, not %s (mount the share there; %s.checkControllerMount: false turns this check off)",
-				call, d.kind.name, d.kind.proto, d.share(), base, magic, strings.Join(d.kind.fsTypes, "/"), d.kind.section)
+				call, sh.kind.name, sh.kind.proto, sh.name(), base, magic, strings.Join(sh.kind.fsTypes, "/"), sh.kind.section)
 		}
 	}
 	if err := syscall.Access(base, 2 /* W_OK */); err != nil {
 		return status.Errorf(codes.FailedPrecondition, "%s: %s: the %s share %s mounted at %s is not writable by the controller: %v",
-			call, d.kind.name, d.kind.proto, d.share(), base, err)
+			call, sh.kind.name, sh.kind.proto, sh.name(), base, err)
 	}
 	return nil
 }
@@ -179,53 +184,44 @@ func fsMagic(path string) (int64, error) {
 	return int64(st.Type) & 0xffffffff, nil //nolint:unconvert // Statfs_t.Type differs between architectures
 }
 
-// volumeContext is what the node service needs to mount a volume: the
+// VolumeContext is what the node service needs to mount a volume: the
 // share's server and the volume's path on it.
-func (d *Driver) volumeContext(id string) map[string]string {
+func (sh *share) VolumeContext(id string) map[string]string {
 	return volumecontext.Context{
-		Attach:      d.kind.attach(d.cfg.shareHost, d.cfg.shareBase+"/"+volumesDir+"/"+id),
-		Provisioner: volumecontext.Provisioner{Driver: d.kind.name, InstanceID: d.cfg.instanceID},
+		Attach:      sh.kind.attach(sh.cfg.shareHost, sh.cfg.ShareBase+"/"+dirvol.VolumesDir+"/"+id),
+		Provisioner: volumecontext.Provisioner{Driver: sh.kind.name, InstanceID: sh.cfg.InstanceID},
 	}.Encode()
 }
 
-func (d *Driver) newCopier(ctx context.Context) *copier {
-	return &copier{ctx: ctx, hook: d.copyHook, tolerateChownEPERM: os.Geteuid() != 0}
+// Topology is nil: every node that can reach the server can mount.
+func (sh *share) Topology() []*csi.Topology { return nil }
+
+// CheckRequisite: any topology can reach the server.
+func (sh *share) CheckRequisite(*csi.TopologyRequirement) error { return nil }
+
+// CapacityFor counts the share's free space for any topology, once the
+// share is mounted.
+func (sh *share) CapacityFor(*csi.Topology) (bool, error) {
+	if err := sh.Ready("GetCapacity"); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
-// topology is nil: every node that can reach the server can mount.
-func (d *Driver) topology() []*csi.Topology { return nil }
-
-// ControllerGetCapabilities lists what this backend implements.
-func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	return backend.Capabilities(
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
-		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
-		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
-		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
-		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
-		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_GET_VOLUME,
-		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
-	), nil
-}
-
-// checkCapability returns why a volume capability cannot be served, or "".
-// A share serves every access mode, mount access only.
-func (d *Driver) checkCapability(c *csi.VolumeCapability) string {
+// CheckCapability: a share serves every access mode, mount access only.
+func (sh *share) CheckCapability(c *csi.VolumeCapability) string {
 	if c == nil {
 		return "a volume capability is empty"
 	}
 	if c.GetBlock() != nil {
-		return fmt.Sprintf("%s volumes are directories on a share; block access is not supported", d.kind.name)
+		return fmt.Sprintf("%s volumes are directories on a share; block access is not supported", sh.kind.name)
 	}
 	m := c.GetMount()
 	if m == nil {
-		return fmt.Sprintf("a volume capability has no access type: %s volumes need mount access", d.kind.name)
+		return fmt.Sprintf("a volume capability has no access type: %s volumes need mount access", sh.kind.name)
 	}
-	if fs := m.GetFsType(); fs != "" && !slices.Contains(d.kind.fsTypes, fs) {
-		return fmt.Sprintf("%s volumes mount as %s; fs_type %q cannot be applied (use %s or leave it empty)", d.kind.name, strings.Join(d.kind.fsTypes, "/"), fs, strings.Join(d.kind.fsTypes, "/"))
+	if fs := m.GetFsType(); fs != "" && !slices.Contains(sh.kind.fsTypes, fs) {
+		return fmt.Sprintf("%s volumes mount as %s; fs_type %q cannot be applied (use %s or leave it empty)", sh.kind.name, strings.Join(sh.kind.fsTypes, "/"), fs, strings.Join(sh.kind.fsTypes, "/"))
 	}
 	if c.GetAccessMode() == nil {
 		return "a volume capability has no access_mode"
@@ -235,39 +231,3 @@ func (d *Driver) checkCapability(c *csi.VolumeCapability) string {
 	}
 	return ""
 }
-
-func (d *Driver) checkCapabilities(caps []*csi.VolumeCapability) string {
-	if len(caps) == 0 {
-		return "volume_capabilities is required"
-	}
-	for _, c := range caps {
-		if msg := d.checkCapability(c); msg != "" {
-			return msg
-		}
-	}
-	return ""
-}
-
-// fsErrorNamed turns a file system failure into a status with the
-// operation and path in the message.
-func fsErrorNamed(name, op string, err error) error {
-	if _, ok := status.FromError(err); ok {
-		return err // already a status, chosen where the cause was known
-	}
-	code := codes.Internal
-	switch {
-	case errors.Is(err, context.Canceled):
-		code = codes.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		code = codes.DeadlineExceeded
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		code = codes.ResourceExhausted
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		code = codes.FailedPrecondition
-	}
-	return status.Errorf(code, "%s: %s: %v", name, op, err)
-}
-
-// fsError is what the layout helpers (build.go, volumes.go, ...) report:
-// they do not know which client driver they serve.
-func fsError(op string, err error) error { return fsErrorNamed("share", op, err) }

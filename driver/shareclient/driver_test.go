@@ -42,7 +42,7 @@ func newTestDriver(t *testing.T, k kind) (*Driver, string) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	d.statfs = func(string) (int64, error) { return k.magics[0], nil }
+	d.sh.statfs = func(string) (int64, error) { return k.magics[0], nil }
 	return d, base
 }
 
@@ -115,20 +115,19 @@ func TestShareNotMounted(t *testing.T) {
 		want  string
 	}{
 		{"missing mount point", func(d *Driver, base string) {
-			d.cfg.controllerBase = filepath.Join(base, "absent")
-			d.store.base = d.cfg.controllerBase
+			d.SetBase(filepath.Join(base, "absent"))
 		}, "is not mounted on the controller"},
 		{"local file system", func(d *Driver, base string) {
-			d.statfs = func(string) (int64, error) { return 0xef53, nil } // ext4
+			d.sh.statfs = func(string) (int64, error) { return 0xef53, nil } // ext4
 		}, "not nfs"},
 		{"read-only", func(d *Driver, base string) {
 			if os.Geteuid() == 0 {
-				d.statfs = func(string) (int64, error) { return nfsMagic, nil }
+				d.sh.statfs = func(string) (int64, error) { return nfsMagic, nil }
 				// root ignores modes: stand in with a read-only bind is
 				// not possible here, so use a file as mount point instead
 				f := filepath.Join(base, "file")
 				_ = os.WriteFile(f, nil, 0o600)
-				d.cfg.controllerBase, d.store.base = f, f
+				d.SetBase(f)
 				return
 			}
 			_ = os.Chmod(base, 0o555)
@@ -239,30 +238,6 @@ func TestSnapshotAndCloneCopyContent(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(base, "s"))
 	if len(entries) != 0 {
 		t.Errorf("snapshot directory left: %v", entries)
-	}
-}
-
-// TestCloneOrCopyFallsBack: on a file system without reflinks (tmpfs, ext4)
-// the bytes are copied.
-func TestCloneOrCopyFallsBack(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "a")
-	if err := os.WriteFile(src, []byte(strings.Repeat("x", 70000)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, _ := os.Open(src)
-	defer in.Close()
-	out, err := os.Create(filepath.Join(dir, "b"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloneOrCopy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
-	got, _ := os.ReadFile(filepath.Join(dir, "b"))
-	if len(got) != 70000 {
-		t.Errorf("copied %d bytes", len(got))
 	}
 }
 

@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"os"
@@ -11,26 +11,25 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/switchyard-csi/switchyard/driver/dirvol/dirvoltest"
 )
 
 // tick makes the clock advance one second per reading, so a creation time
 // that is taken again instead of recorded shows.
-func tick(t *testing.T) {
-	t.Helper()
+func tick(d *Driver) {
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
-	old := now
-	now = func() time.Time { clock = clock.Add(time.Second); return clock }
-	t.Cleanup(func() { now = old })
+	d.Clock = func() time.Time { clock = clock.Add(time.Second); return clock }
 }
 
 func TestCreateSnapshot(t *testing.T) {
-	tick(t)
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
-	mustCreate(t, d, createReq("pvc-2", gib))
-	writeFile(t, filepath.Join(base, "v", "pvc-1", "data"), strings.Repeat("d", 64<<10), 0o644)
+	tick(d)
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-2", gib))
+	dirvoltest.WriteFile(t, filepath.Join(base, "v", "pvc-1", "data"), strings.Repeat("d", 64<<10), 0o644)
 
-	snap := mustSnapshot(t, d, "snap-1", "pvc-1")
+	snap := dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
 	if snap.GetSnapshotId() != "snap-1" || snap.GetSourceVolumeId() != "pvc-1" || !snap.GetReadyToUse() {
 		t.Errorf("snapshot = %v", snap)
 	}
@@ -45,7 +44,7 @@ func TestCreateSnapshot(t *testing.T) {
 		t.Errorf("snapshot content: %d bytes, %v", len(data), err)
 	}
 
-	again := mustSnapshot(t, d, "snap-1", "pvc-1")
+	again := dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
 	if !proto.Equal(again, snap) {
 		t.Errorf("repeat = %v, want the same snapshot %v", again, snap)
 	}
@@ -67,23 +66,23 @@ func TestCreateSnapshot(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := d.CreateSnapshot(ctx, tc.req)
-			wantCode(t, err, tc.code, tc.fragments...)
+			dirvoltest.WantCode(t, err, tc.code, tc.fragments...)
 		})
 	}
-	if got := dirEntries(t, filepath.Join(base, "s")); !slices.Equal(got, []string{"snap-1", "snap-3"}) {
+	if got := dirvoltest.DirEntries(t, filepath.Join(base, "s")); !slices.Equal(got, []string{"snap-1", "snap-3"}) {
 		t.Errorf("s/ holds %q", got)
 	}
 }
 
 func TestSnapshotIsIndependent(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
 	file := filepath.Join(base, "v", "pvc-1", "data")
-	writeFile(t, file, "before", 0o644)
-	mustSnapshot(t, d, "snap-1", "pvc-1")
-	writeFile(t, file, "after", 0o644)
+	dirvoltest.WriteFile(t, file, "before", 0o644)
+	dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
+	dirvoltest.WriteFile(t, file, "after", 0o644)
 
-	vol := mustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-2", VolumeCapabilities: rwo(), VolumeContentSource: fromSnapshot("snap-1")})
+	vol := dirvoltest.MustCreate(t, d, &csi.CreateVolumeRequest{Name: "pvc-2", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromSnapshot("snap-1")})
 	if data, err := os.ReadFile(filepath.Join(base, "v", vol.GetVolumeId(), "data")); err != nil || string(data) != "before" {
 		t.Errorf("restored %q, %v; want the content at snapshot time", data, err)
 	}
@@ -91,39 +90,39 @@ func TestSnapshotIsIndependent(t *testing.T) {
 
 func TestLongSnapshotName(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
 	name := "snapshot-" + strings.Repeat("9", 90)
-	snap := mustSnapshot(t, d, name, "pvc-1")
-	if id := snap.GetSnapshotId(); len(id) != MaxIDLen || id != name[:31]+"-"+md5hex(name) || !exists(t, filepath.Join(base, "s", id)) {
+	snap := dirvoltest.MustSnapshot(t, d, name, "pvc-1")
+	if id := snap.GetSnapshotId(); len(id) != MaxIDLen || id != name[:31]+"-"+md5hex(name) || !dirvoltest.Exists(t, filepath.Join(base, "s", id)) {
 		t.Errorf("snapshot id %q (%d bytes)", id, len(id))
 	}
-	if again := mustSnapshot(t, d, name, "pvc-1"); again.GetSnapshotId() != snap.GetSnapshotId() {
+	if again := dirvoltest.MustSnapshot(t, d, name, "pvc-1"); again.GetSnapshotId() != snap.GetSnapshotId() {
 		t.Errorf("repeat id %q", again.GetSnapshotId())
 	}
 }
 
 func TestDeleteSnapshot(t *testing.T) {
 	d, base := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
-	mustSnapshot(t, d, "snap-1", "pvc-1")
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
 	for i := range 2 {
 		if _, err := d.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: "snap-1"}); err != nil {
 			t.Fatalf("DeleteSnapshot #%d: %v", i+1, err)
 		}
 	}
-	if got := dirEntries(t, filepath.Join(base, "s")); len(got) != 0 {
+	if got := dirvoltest.DirEntries(t, filepath.Join(base, "s")); len(got) != 0 {
 		t.Errorf("s/ holds %q", got)
 	}
-	if exists(t, filepath.Join(base, ".switchyard", "snapshots", "snap-1.json")) {
+	if dirvoltest.Exists(t, filepath.Join(base, ".switchyard", "snapshots", "snap-1.json")) {
 		t.Error("metadata left behind")
 	}
-	if !exists(t, filepath.Join(base, "v", "pvc-1")) {
+	if !dirvoltest.Exists(t, filepath.Join(base, "v", "pvc-1")) {
 		t.Error("deleting the snapshot removed its volume")
 	}
 	_, err := d.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{})
-	wantCode(t, err, codes.InvalidArgument)
+	dirvoltest.WantCode(t, err, codes.InvalidArgument)
 	_, err = d.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: "snapshot_driver=kopia&snapshot_id=k1"})
-	wantCode(t, err, codes.FailedPrecondition, "kopia")
+	dirvoltest.WantCode(t, err, codes.FailedPrecondition, "kopia")
 }
 
 // Snapshots cut by democratic-csi live in s/<volume>-<name>, carry no
@@ -132,17 +131,17 @@ func TestLegacySnapshots(t *testing.T) {
 	d, base := newTestDriver(t, nil)
 	dir := "pvc-1-snapshot-abc"
 	legacyID := "snapshot_driver=filecopy&snapshot_id=" + dir
-	writeFile(t, filepath.Join(base, "s", dir, "data"), "from democratic-csi", 0o644)
+	dirvoltest.WriteFile(t, filepath.Join(base, "s", dir, "data"), "from democratic-csi", 0o644)
 	mtime := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 	if err := os.Chtimes(filepath.Join(base, "s", dir), mtime, mtime); err != nil {
 		t.Fatal(err)
 	}
 
-	vol := mustCreate(t, d, &csi.CreateVolumeRequest{Name: "restored", VolumeCapabilities: rwo(), VolumeContentSource: fromSnapshot(legacyID)})
+	vol := dirvoltest.MustCreate(t, d, &csi.CreateVolumeRequest{Name: "restored", VolumeCapabilities: dirvoltest.RWO(), VolumeContentSource: dirvoltest.FromSnapshot(legacyID)})
 	if data, err := os.ReadFile(filepath.Join(base, "v", vol.GetVolumeId(), "data")); err != nil || string(data) != "from democratic-csi" {
 		t.Errorf("restore from a legacy id: %q, %v", data, err)
 	}
-	if !proto.Equal(vol.GetContentSource(), fromSnapshot(legacyID)) {
+	if !proto.Equal(vol.GetContentSource(), dirvoltest.FromSnapshot(legacyID)) {
 		t.Errorf("content source = %v", vol.GetContentSource())
 	}
 
@@ -167,12 +166,12 @@ func TestLegacySnapshots(t *testing.T) {
 		t.Errorf("GetSnapshot by directory name: %v", err)
 	}
 	_, err = d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: dir, SourceVolumeId: "restored"})
-	wantCode(t, err, codes.AlreadyExists, "not cut by switchyard")
+	dirvoltest.WantCode(t, err, codes.AlreadyExists, "not cut by switchyard")
 
 	if _, err := d.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: legacyID}); err != nil {
 		t.Fatal(err)
 	}
-	if exists(t, filepath.Join(base, "s", dir)) {
+	if dirvoltest.Exists(t, filepath.Join(base, "s", dir)) {
 		t.Error("DeleteSnapshot with a legacy id left the directory")
 	}
 }
@@ -180,13 +179,13 @@ func TestLegacySnapshots(t *testing.T) {
 func TestListSnapshots(t *testing.T) {
 	d, base := newTestDriver(t, nil)
 	for _, v := range []string{"vol-a", "vol-b", "vol-c"} {
-		mustCreate(t, d, createReq(v, gib))
+		dirvoltest.MustCreate(t, d, dirvoltest.CreateReq(v, gib))
 	}
 	snaps := map[string]string{"s1": "vol-a", "s2": "vol-b", "s3": "vol-a", "s4": "vol-a", "s5": "vol-b"}
 	for name, src := range snaps {
-		mustSnapshot(t, d, name, src)
+		dirvoltest.MustSnapshot(t, d, name, src)
 	}
-	writeFile(t, filepath.Join(base, "s", ".tmp-s6", "x"), "", 0o644)
+	dirvoltest.WriteFile(t, filepath.Join(base, "s", ".tmp-s6", "x"), "", 0o644)
 
 	// collect follows every page and checks each entry against snaps
 	collect := func(t *testing.T, req *csi.ListSnapshotsRequest) []string {
@@ -243,24 +242,24 @@ func TestListSnapshots(t *testing.T) {
 	}
 	for _, tok := range []string{"invalid-token", "s2", "from:a/b"} {
 		_, err := d.ListSnapshots(ctx, &csi.ListSnapshotsRequest{StartingToken: tok})
-		wantCode(t, err, codes.Aborted)
+		dirvoltest.WantCode(t, err, codes.Aborted)
 	}
 	_, err := d.ListSnapshots(ctx, &csi.ListSnapshotsRequest{MaxEntries: -3})
-	wantCode(t, err, codes.InvalidArgument)
+	dirvoltest.WantCode(t, err, codes.InvalidArgument)
 }
 
 func TestGetSnapshot(t *testing.T) {
 	d, _ := newTestDriver(t, nil)
-	mustCreate(t, d, createReq("pvc-1", gib))
-	snap := mustSnapshot(t, d, "snap-1", "pvc-1")
+	dirvoltest.MustCreate(t, d, dirvoltest.CreateReq("pvc-1", gib))
+	snap := dirvoltest.MustSnapshot(t, d, "snap-1", "pvc-1")
 	got, err := d.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: "snap-1"})
 	if err != nil || !proto.Equal(got.GetSnapshot(), snap) {
 		t.Errorf("GetSnapshot = %v, %v; want %v", got, err, snap)
 	}
 	_, err = d.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: "snap-2"})
-	wantCode(t, err, codes.NotFound, "snap-2")
+	dirvoltest.WantCode(t, err, codes.NotFound, "snap-2")
 	_, err = d.GetSnapshot(ctx, &csi.GetSnapshotRequest{})
-	wantCode(t, err, codes.InvalidArgument)
+	dirvoltest.WantCode(t, err, codes.InvalidArgument)
 	_, err = d.GetSnapshot(ctx, &csi.GetSnapshotRequest{SnapshotId: "snapshot_driver=restic&snapshot_id=r1"})
-	wantCode(t, err, codes.NotFound)
+	dirvoltest.WantCode(t, err, codes.NotFound)
 }

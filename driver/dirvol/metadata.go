@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"encoding/json"
@@ -177,6 +177,3 @@ func (s store) readSnapshotMeta(dir string) (*snapshotMeta, error) {
 	}
 	return &m, nil
 }
-
-// now is the clock, replaceable in tests.
-var now = func() time.Time { return time.Now().UTC() }

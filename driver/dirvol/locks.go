@@ -1,4 +1,4 @@
-package shareclient
+package dirvol
 
 import (
 	"context"

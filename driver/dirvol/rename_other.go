@@ -1,6 +1,6 @@
 //go:build !linux
 
-package shareclient
+package dirvol
 
 // renameNoReplace moves a finished directory into place, failing with
 // fs.ErrExist when newpath exists (checked, then renamed: the per-id locks

@@ -1,4 +1,4 @@
-package shareclient
+package dirvol
 
 import (
 	"errors"
@@ -14,14 +14,14 @@ import (
 // (and rollback undoes commit when the rename fails), so nothing is ever
 // left under the final name. A temporary tree left by a crash is removed
 // first; calls on one name are serialised, so it cannot be in use.
-func materialize(parent, name string, fill func(tmp string) error, commit func() error, rollback func()) (err error) {
+func (d *Controller) materialize(parent, name string, fill func(tmp string) error, commit func() error, rollback func()) (err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fsError("creating "+parent, err)
+		return d.fsError("creating "+parent, err)
 	}
 	tmp := filepath.Join(parent, tmpPrefix+name)
 	final := filepath.Join(parent, name)
 	if err := removeTree(tmp); err != nil {
-		return fsError("removing an unfinished copy", err)
+		return d.fsError("removing an unfinished copy", err)
 	}
 	defer func() {
 		if err != nil {
@@ -32,17 +32,17 @@ func materialize(parent, name string, fill func(tmp string) error, commit func()
 		return err
 	}
 	if err := commit(); err != nil {
-		return fsError("writing metadata", err)
+		return d.fsError("writing metadata", err)
 	}
 	if err := renameNoReplace(tmp, final); err != nil {
 		rollback()
 		if errors.Is(err, fs.ErrExist) {
-			return fsError("moving the new directory into place", fmt.Errorf("%s appeared meanwhile (made outside this driver?): %w", final, err))
+			return d.fsError("moving the new directory into place", fmt.Errorf("%s appeared meanwhile (made outside this driver?): %w", final, err))
 		}
-		return fsError("moving the new directory into place", err)
+		return d.fsError("moving the new directory into place", err)
 	}
 	if err := syncDir(parent); err != nil {
-		return fsError("syncing "+parent, err)
+		return d.fsError("syncing "+parent, err)
 	}
 	return nil
 }
@@ -52,22 +52,22 @@ func materialize(parent, name string, fill func(tmp string) error, commit func()
 // under the name), then forget runs (metadata removal), then the tree is
 // removed. A missing directory is not an error; leftovers of an earlier
 // crashed create or delete of the same name are removed too.
-func dematerialize(parent, name string, forget func() error) error {
+func (d *Controller) dematerialize(parent, name string, forget func() error) error {
 	final := filepath.Join(parent, name)
 	del := filepath.Join(parent, delPrefix+name)
 	for _, stale := range []string{del, filepath.Join(parent, tmpPrefix+name)} {
 		if err := removeTree(stale); err != nil {
-			return fsError("removing leftovers", err)
+			return d.fsError("removing leftovers", err)
 		}
 	}
 	if err := os.Rename(final, del); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fsError("removing "+final, err)
+		return d.fsError("removing "+final, err)
 	}
 	if err := forget(); err != nil {
-		return fsError("removing metadata", err)
+		return d.fsError("removing metadata", err)
 	}
 	if err := removeTree(del); err != nil {
-		return fsError("removing "+final, err)
+		return d.fsError("removing "+final, err)
 	}
 	return nil
 }

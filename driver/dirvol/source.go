@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"fmt"
@@ -74,18 +74,18 @@ func (s *contentSource) csi() *csi.VolumeContentSource {
 
 // sourcePath is the directory a clone or restore copies: "" for no source,
 // NOT_FOUND when the source does not exist.
-func (d *Driver) sourcePath(s *contentSource) (string, error) {
+func (d *Controller) sourcePath(s *contentSource) (string, error) {
 	if s == nil {
 		return "", nil
 	}
 	if s.Type == sourceVolume {
 		if !isVolumeName(s.ID) {
-			return "", status.Errorf(codes.NotFound, "CreateVolume: source volume %s not found (not a local-hostpath volume id)", echo.Quote(s.ID))
+			return "", status.Errorf(codes.NotFound, "CreateVolume: source volume %s not found (not %s)", echo.Quote(s.ID), d.idNoun("volume"))
 		}
 		path := d.store.volumePath(s.ID)
 		ok, err := isDir(path)
 		if err != nil {
-			return "", fsError("checking source volume", err)
+			return "", d.fsError("checking source volume", err)
 		}
 		if !ok {
 			return "", status.Errorf(codes.NotFound, "CreateVolume: source volume %q not found in %s", s.ID, filepath.Dir(path))
@@ -97,12 +97,12 @@ func (d *Driver) sourcePath(s *contentSource) (string, error) {
 		return "", status.Errorf(codes.InvalidArgument, "CreateVolume: source snapshot %q was cut by democratic-csi's %q snapshot driver; switchyard only restores filecopy snapshots", s.ID, ref.driver)
 	}
 	if !isSnapshotDir(ref.dir) {
-		return "", status.Errorf(codes.NotFound, "CreateVolume: source snapshot %s not found (not a local-hostpath snapshot id)", echo.Quote(s.ID))
+		return "", status.Errorf(codes.NotFound, "CreateVolume: source snapshot %s not found (not %s)", echo.Quote(s.ID), d.idNoun("snapshot"))
 	}
 	path := d.store.snapshotPath(ref.dir)
 	ok, err := isDir(path)
 	if err != nil {
-		return "", fsError("checking source snapshot", err)
+		return "", d.fsError("checking source snapshot", err)
 	}
 	if !ok {
 		return "", status.Errorf(codes.NotFound, "CreateVolume: source snapshot %q not found in %s", s.ID, filepath.Dir(path))

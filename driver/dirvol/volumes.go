@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"context"
@@ -22,23 +22,26 @@ func isVolumeName(id string) bool { return safeComponent(id) && !isTemporary(id)
 
 // CreateVolume makes <controllerBasePath>/v/<id>: empty, or a copy of a
 // snapshot or volume. It is idempotent by name.
-func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
-	id, err := volumeID(req.GetName(), d.cfg.idHash)
+func (d *Controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+	id, err := volumeID(req.GetName(), d.cfg.IDHash)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume: %v", err)
 	}
-	if msg := checkCapabilities(req.GetVolumeCapabilities()); msg != "" {
+	if msg := d.checkCapabilities(req.GetVolumeCapabilities()); msg != "" {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume %q: %s", req.GetName(), msg)
 	}
 	capacity, err := requestedCapacity(req.GetCapacityRange())
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkRequisite(req.GetAccessibilityRequirements()); err != nil {
+	if err := d.be.CheckRequisite(req.GetAccessibilityRequirements()); err != nil {
 		return nil, err
 	}
 	src, err := requestSource(req.GetVolumeContentSource())
 	if err != nil {
+		return nil, err
+	}
+	if err := d.be.Ready("CreateVolume"); err != nil {
 		return nil, err
 	}
 
@@ -57,30 +60,30 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err != nil {
 		return nil, err
 	}
-	meta := &volumeMeta{Name: req.GetName(), CapacityBytes: capacity, Source: src, CreatedAt: now()}
+	meta := &volumeMeta{Name: req.GetName(), CapacityBytes: capacity, Source: src, CreatedAt: d.now()}
 	metaPath := d.store.volumeMetaPath(id)
 	fill := func(tmp string) error {
 		if srcPath != "" {
 			if err := d.newCopier(ctx).copyTree(srcPath, tmp); err != nil {
-				return fsError("copying "+srcPath, err)
+				return d.fsError("copying "+srcPath, err)
 			}
 		} else {
 			if err := os.Mkdir(tmp, 0o755); err != nil {
-				return fsError("creating the volume directory", err)
+				return d.fsError("creating the volume directory", err)
 			}
 			// mode as democratic-csi's mkdir, whatever the umask
 			if err := unix.Chmod(tmp, 0o755); err != nil {
-				return fsError("chmod "+tmp, err)
+				return d.fsError("chmod "+tmp, err)
 			}
 		}
 		return d.applyDirPermissions(tmp)
 	}
-	if srcPath == "" && d.plainEmpty() {
-		err = materializeEmpty(filepath.Join(d.store.base, volumesDir), id,
+	if srcPath == "" && d.flavor.FastEmpty && d.plainEmpty() {
+		err = d.materializeEmpty(filepath.Join(d.store.base, volumesDir), id,
 			func() error { return writeJSON(metaPath, meta) },
 			func() { _ = removeFile(metaPath) })
 	} else {
-		err = materialize(filepath.Join(d.store.base, volumesDir), id,
+		err = d.materialize(filepath.Join(d.store.base, volumesDir), id,
 			fill,
 			func() error { return writeJSON(metaPath, meta) },
 			func() { _ = removeFile(metaPath) })
@@ -97,21 +100,21 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 // existingVolume answers a repeated CreateVolume: the volume when it exists
 // and matches the request, ALREADY_EXISTS when it does not, nil when there
 // is no volume yet.
-func (d *Driver) existingVolume(id string, req *csi.CreateVolumeRequest, src *contentSource) (*csi.Volume, error) {
+func (d *Controller) existingVolume(id string, req *csi.CreateVolumeRequest, src *contentSource) (*csi.Volume, error) {
 	path := d.store.volumePath(id)
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fsError("checking "+path, err)
+		return nil, d.fsError("checking "+path, err)
 	}
 	if !fi.IsDir() {
 		return nil, status.Errorf(codes.FailedPrecondition, "CreateVolume %q: %s exists and is not a directory; remove it", req.GetName(), path)
 	}
 	m, err := d.store.readVolumeMeta(id)
 	if err != nil {
-		return nil, fsError("reading metadata of volume "+id, err)
+		return nil, d.fsError("reading metadata of volume "+id, err)
 	}
 	if m == nil {
 		// made by democratic-csi (or by hand): nothing to compare with
@@ -152,26 +155,26 @@ func requestedCapacity(cr *csi.CapacityRange) (int64, error) {
 
 // applyDirPermissions gives a new volume directory the configured owner and
 // mode (owner first: chown may clear setgid).
-func (d *Driver) applyDirPermissions(dir string) error {
-	if d.cfg.uid >= 0 || d.cfg.gid >= 0 {
-		if err := os.Lchown(dir, d.cfg.uid, d.cfg.gid); err != nil {
-			return fsError("applying dirPermissionsUser/dirPermissionsGroup", err)
+func (d *Controller) applyDirPermissions(dir string) error {
+	if d.cfg.UID >= 0 || d.cfg.GID >= 0 {
+		if err := os.Lchown(dir, d.cfg.UID, d.cfg.GID); err != nil {
+			return d.fsError("applying dirPermissionsUser/dirPermissionsGroup", err)
 		}
 	}
-	if d.cfg.hasMode {
-		if err := unix.Chmod(dir, d.cfg.mode); err != nil {
-			return fsError("applying dirPermissionsMode", &fs.PathError{Op: "chmod", Path: dir, Err: err})
+	if d.cfg.HasMode {
+		if err := unix.Chmod(dir, d.cfg.Mode); err != nil {
+			return d.fsError("applying dirPermissionsMode", &fs.PathError{Op: "chmod", Path: dir, Err: err})
 		}
 	}
 	return nil
 }
 
 // volume is the CSI view of a volume directory.
-func (d *Driver) volume(id string, m *volumeMeta) *csi.Volume {
+func (d *Controller) volume(id string, m *volumeMeta) *csi.Volume {
 	v := &csi.Volume{
 		VolumeId:           id,
-		VolumeContext:      d.volumeContext(id),
-		AccessibleTopology: d.topology(),
+		VolumeContext:      d.be.VolumeContext(id),
+		AccessibleTopology: d.be.Topology(),
 	}
 	if m != nil {
 		v.CapacityBytes = m.CapacityBytes
@@ -182,25 +185,25 @@ func (d *Driver) volume(id string, m *volumeMeta) *csi.Volume {
 
 // lookupVolume returns the metadata of an existing volume (nil when it has
 // none) or NOT_FOUND.
-func (d *Driver) lookupVolume(call, id string) (*volumeMeta, error) {
+func (d *Controller) lookupVolume(call, id string) (*volumeMeta, error) {
 	if err := d.checkVolume(call, id); err != nil {
 		return nil, err
 	}
 	m, err := d.store.readVolumeMeta(id)
 	if err != nil {
-		return nil, fsError("reading metadata of volume "+id, err)
+		return nil, d.fsError("reading metadata of volume "+id, err)
 	}
 	return m, nil
 }
 
 // checkVolume is NOT_FOUND unless volume id exists (one lstat).
-func (d *Driver) checkVolume(call, id string) error {
+func (d *Controller) checkVolume(call, id string) error {
 	if !isVolumeName(id) {
-		return status.Errorf(codes.NotFound, "%s: volume %q not found (not a local-hostpath volume id)", call, id)
+		return status.Errorf(codes.NotFound, "%s: volume %q not found (not %s)", call, id, d.idNoun("volume"))
 	}
 	ok, err := isDir(d.store.volumePath(id))
 	if err != nil {
-		return fsError("checking volume "+id, err)
+		return d.fsError("checking volume "+id, err)
 	}
 	if !ok {
 		return status.Errorf(codes.NotFound, "%s: volume %q not found in %s", call, id, filepath.Join(d.store.base, volumesDir))
@@ -211,26 +214,29 @@ func (d *Driver) checkVolume(call, id string) error {
 // DeleteVolume removes the volume directory and its metadata. Snapshots of
 // it are independent copies and stay. A volume that does not exist (or an
 // id that cannot name one) is already deleted.
-func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
+func (d *Controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "DeleteVolume: volume_id is required")
 	}
 	if !isVolumeName(id) {
-		d.log.Warn("DeleteVolume: id cannot name a local-hostpath volume; nothing to delete", "volume_id", id)
+		d.log.Warn("DeleteVolume: id cannot name "+d.nameNoun("volume")+"; nothing to delete", "volume_id", id)
 		return &csi.DeleteVolumeResponse{}, nil
+	}
+	if err := d.be.Ready("DeleteVolume"); err != nil {
+		return nil, err
 	}
 	unlock := d.locks.lock("v:" + id)
 	defer unlock()
 	metaPath := d.store.volumeMetaPath(id)
 	parent := filepath.Join(d.store.base, volumesDir)
-	if removeEmpty(parent, id) {
+	if d.flavor.FastEmpty && removeEmpty(parent, id) {
 		// An empty volume went with one rmdir; its metadata follows (a
 		// crash in between leaves only an unlisted metadata file).
 		if err := removeFile(metaPath); err != nil {
-			return nil, fsError("removing metadata", err)
+			return nil, d.fsError("removing metadata", err)
 		}
-	} else if err := dematerialize(parent, id, func() error { return removeFile(metaPath) }); err != nil {
+	} else if err := d.dematerialize(parent, id, func() error { return removeFile(metaPath) }); err != nil {
 		return nil, err
 	}
 	if d.store.cache != nil {
@@ -243,7 +249,7 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 // ControllerExpandVolume records the new capacity. A directory has no size
 // to enforce (it shares its filesystem with every other volume), so there
 // is nothing to resize, on the controller or on the node.
-func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
+func (d *Controller) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "ControllerExpandVolume: volume_id is required")
@@ -252,7 +258,7 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		return nil, status.Error(codes.InvalidArgument, "ControllerExpandVolume: capacity_range is required")
 	}
 	if c := req.GetVolumeCapability(); c != nil {
-		if msg := checkCapability(c); msg != "" {
+		if msg := d.be.CheckCapability(c); msg != "" {
 			return nil, status.Errorf(codes.InvalidArgument, "ControllerExpandVolume %q: %s", id, msg)
 		}
 	}
@@ -264,7 +270,10 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		return nil, status.Error(codes.InvalidArgument, "ControllerExpandVolume: capacity_range needs required_bytes or limit_bytes")
 	}
 	if !isVolumeName(id) {
-		return nil, status.Errorf(codes.NotFound, "ControllerExpandVolume: volume %q not found (not a local-hostpath volume id)", id)
+		return nil, status.Errorf(codes.NotFound, "ControllerExpandVolume: volume %q not found (not %s)", id, d.idNoun("volume"))
+	}
+	if err := d.be.Ready("ControllerExpandVolume"); err != nil {
+		return nil, err
 	}
 	unlock := d.locks.lock("v:" + id)
 	defer unlock()
@@ -281,7 +290,7 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	if m.CapacityBytes < capacity {
 		m.CapacityBytes = capacity
 		if err := writeJSON(d.store.volumeMetaPath(id), m); err != nil {
-			return nil, fsError("recording the new capacity of volume "+id, err)
+			return nil, d.fsError("recording the new capacity of volume "+id, err)
 		}
 		d.log.Info("volume expanded", "volume_id", id, "capacity_bytes", capacity)
 	}
@@ -289,7 +298,7 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 }
 
 // ValidateVolumeCapabilities confirms the capabilities a directory can serve.
-func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
+func (d *Controller) ValidateVolumeCapabilities(ctx context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "ValidateVolumeCapabilities: volume_id is required")
@@ -297,11 +306,14 @@ func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 	if len(req.GetVolumeCapabilities()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "ValidateVolumeCapabilities: volume_capabilities is required")
 	}
+	if err := d.be.Ready("ValidateVolumeCapabilities"); err != nil {
+		return nil, err
+	}
 	// Only the volume's existence matters here: its metadata is not read.
 	if err := d.checkVolume("ValidateVolumeCapabilities", id); err != nil {
 		return nil, err
 	}
-	if msg := checkCapabilities(req.GetVolumeCapabilities()); msg != "" {
+	if msg := d.checkCapabilities(req.GetVolumeCapabilities()); msg != "" {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: msg}, nil
 	}
 	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
@@ -313,10 +325,13 @@ func (d *Driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 }
 
 // ControllerGetVolume describes one volume.
-func (d *Driver) ControllerGetVolume(ctx context.Context, req *csi.ControllerGetVolumeRequest) (*csi.ControllerGetVolumeResponse, error) {
+func (d *Controller) ControllerGetVolume(ctx context.Context, req *csi.ControllerGetVolumeRequest) (*csi.ControllerGetVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "ControllerGetVolume: volume_id is required")
+	}
+	if err := d.be.Ready("ControllerGetVolume"); err != nil {
+		return nil, err
 	}
 	m, err := d.lookupVolume("ControllerGetVolume", id)
 	if err != nil {
@@ -329,20 +344,21 @@ func (d *Driver) ControllerGetVolume(ctx context.Context, req *csi.ControllerGet
 }
 
 // GetCapacity reports the space available in controllerBasePath (0 for
-// capabilities or topology this backend cannot serve).
-func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
-	if len(req.GetVolumeCapabilities()) > 0 && checkCapabilities(req.GetVolumeCapabilities()) != "" {
+// capabilities or topology the backend cannot serve).
+func (d *Controller) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	if len(req.GetVolumeCapabilities()) > 0 && d.checkCapabilities(req.GetVolumeCapabilities()) != "" {
 		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
 	}
-	if node, ok := req.GetAccessibleTopology().GetSegments()[d.topoKey]; ok && node != d.nodeName {
-		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
+	serve, err := d.be.CapacityFor(req.GetAccessibleTopology())
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(d.store.base, 0o755); err != nil {
-		return nil, fsError("creating controllerBasePath", err)
+	if !serve {
+		return &csi.GetCapacityResponse{AvailableCapacity: 0}, nil
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(d.store.base, &st); err != nil {
-		return nil, fsError("statfs "+d.store.base, &fs.PathError{Op: "statfs", Path: d.store.base, Err: err})
+		return nil, d.fsError("statfs "+d.store.base, &fs.PathError{Op: "statfs", Path: d.store.base, Err: err})
 	}
 	avail := uint64(st.Bavail) * uint64(st.Bsize) //nolint:unconvert // Stat_t/Statfs_t field types differ between architectures
 	if avail > math.MaxInt64 {

@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"context"
@@ -49,13 +49,13 @@ func paginate(names []string, start string, limit int32) (page []string, next st
 // listDirs returns the sorted names of the volume or snapshot directories
 // in parent, skipping temporary entries and anything that is not a
 // directory; a missing parent is an empty list.
-func listDirs(parent string) ([]string, error) {
+func (d *Controller) listDirs(parent string) ([]string, error) {
 	entries, err := os.ReadDir(parent) // sorted by name
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fsError("listing "+parent, err)
+		return nil, d.fsError("listing "+parent, err)
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -74,7 +74,7 @@ func checkMaxEntries(call string, limit int32) error {
 }
 
 // ListVolumes lists volume directories in name order.
-func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
+func (d *Controller) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (*csi.ListVolumesResponse, error) {
 	if err := checkMaxEntries("ListVolumes", req.GetMaxEntries()); err != nil {
 		return nil, err
 	}
@@ -82,7 +82,10 @@ func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (
 	if err != nil {
 		return nil, err
 	}
-	names, err := listDirs(filepath.Join(d.store.base, volumesDir))
+	if err := d.be.Ready("ListVolumes"); err != nil {
+		return nil, err
+	}
+	names, err := d.listDirs(filepath.Join(d.store.base, volumesDir))
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +105,7 @@ func (d *Driver) ListVolumes(ctx context.Context, req *csi.ListVolumesRequest) (
 // ListSnapshots lists snapshots in directory name order, optionally only
 // the one named by snapshot_id or those of source_volume_id (an unknown id
 // is an empty list, not an error).
-func (d *Driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
+func (d *Controller) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
 	if err := checkMaxEntries("ListSnapshots", req.GetMaxEntries()); err != nil {
 		return nil, err
 	}
@@ -111,6 +114,9 @@ func (d *Driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 		return nil, err
 	}
 	srcFilter := req.GetSourceVolumeId()
+	if err := d.be.Ready("ListSnapshots"); err != nil {
+		return nil, err
+	}
 	if id := req.GetSnapshotId(); id != "" {
 		snap, err := d.snapshotByID(id)
 		if err != nil {
@@ -122,7 +128,7 @@ func (d *Driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 		return &csi.ListSnapshotsResponse{Entries: []*csi.ListSnapshotsResponse_Entry{{Snapshot: snap}}}, nil
 	}
 
-	names, err := listDirs(filepath.Join(d.store.base, snapshotsDir))
+	names, err := d.listDirs(filepath.Join(d.store.base, snapshotsDir))
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +162,7 @@ func (d *Driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 
 // listedSnapshot is snapshotInfo for listings: a snapshot whose metadata
 // cannot be read is left out with a warning rather than failing the list.
-func (d *Driver) listedSnapshot(dir string) *csi.Snapshot {
+func (d *Controller) listedSnapshot(dir string) *csi.Snapshot {
 	snap, err := d.snapshotInfo(dir)
 	if err != nil {
 		d.log.Warn("ListSnapshots: leaving out a snapshot", "dir", dir, "error", err)

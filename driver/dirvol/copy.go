@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"context"
@@ -29,6 +29,8 @@ type copier struct {
 	// tolerateChownEPERM is true when not running as root: like rsync, a
 	// non-root copy keeps contents and modes but cannot give files away.
 	tolerateChownEPERM bool
+	// reflink shares file blocks (FICLONE) where the file system can.
+	reflink bool
 }
 
 // copyTree creates dst (which must not exist) as a copy of the directory src.
@@ -80,7 +82,7 @@ func (c *copier) copyEntry(src, dst, rel string, fi fs.FileInfo) error {
 		}
 		return syncDir(dst)
 	case mode.IsRegular():
-		if err := copyFile(src, dst); err != nil {
+		if err := copyFile(src, dst, c.reflink); err != nil {
 			return err
 		}
 		return c.setAttrs(dst, st, fi, false)
@@ -101,7 +103,7 @@ func (c *copier) copyEntry(src, dst, rel string, fi fs.FileInfo) error {
 	}
 }
 
-func copyFile(src, dst string) error {
+func copyFile(src, dst string, reflink bool) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -111,7 +113,11 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in) // copy_file_range / sendfile where the kernel has them
+	if reflink {
+		err = cloneOrCopy(out, in)
+	} else {
+		_, err = io.Copy(out, in) // copy_file_range / sendfile where the kernel has them
+	}
 	if err == nil {
 		err = out.Sync()
 	}
@@ -200,4 +206,17 @@ func removeTree(path string) error {
 	})
 	root.Close()
 	return os.RemoveAll(path)
+}
+
+// cloneOrCopy shares src's blocks with dst (FICLONE: a reflink on btrfs,
+// xfs, and NFS 4.2 or SMB3 servers whose file system has them), so a
+// snapshot of a large volume costs no space until either copy changes. Where
+// the file system cannot, it copies the bytes (copy_file_range, which NFS
+// 4.2 turns into a server-side copy).
+func cloneOrCopy(out, in *os.File) error {
+	if err := unix.IoctlFileClone(int(out.Fd()), int(in.Fd())); err == nil {
+		return nil
+	}
+	_, err := io.Copy(out, in)
+	return err
 }

@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // itself atomic, so the directory appears whole or not at all. What is
 // saved per create: the temporary directory, its
 // chmod and the rename (and on delete, the rename to .del- and the tree
-// walk), i.e. most of local-hostpath's syscalls per create+delete pair.
+// walk), i.e. most of the syscalls per create+delete pair.
 //
 // Crash safety, and where it is kept:
 //   - the metadata file is written, synced and renamed into place (and its
@@ -39,24 +39,24 @@ var umaskKeeps755 = func() bool {
 }()
 
 // plainEmpty reports whether an empty volume can be made with one mkdir.
-func (d *Driver) plainEmpty() bool {
-	return d.cfg.uid < 0 && d.cfg.gid < 0 && !d.cfg.hasMode && umaskKeeps755
+func (d *Controller) plainEmpty() bool {
+	return d.cfg.UID < 0 && d.cfg.GID < 0 && !d.cfg.HasMode && umaskKeeps755
 }
 
 // materializeEmpty makes parent/name an empty directory after commit has
 // recorded its metadata; rollback undoes commit when mkdir fails.
-func materializeEmpty(parent, name string, commit func() error, rollback func()) error {
+func (d *Controller) materializeEmpty(parent, name string, commit func() error, rollback func()) error {
 	final := filepath.Join(parent, name)
 	// A copy a crash left half-made under this name (before a copy or a
 	// permissioned create was retried as an empty one) goes first.
 	// One lstat when there is none (RemoveAll of nothing costs three calls).
 	if tmp := filepath.Join(parent, tmpPrefix+name); lexists(tmp) {
 		if err := removeTree(tmp); err != nil {
-			return fsError("removing an unfinished copy", err)
+			return d.fsError("removing an unfinished copy", err)
 		}
 	}
 	if err := commit(); err != nil {
-		return fsError("writing metadata", err)
+		return d.fsError("writing metadata", err)
 	}
 	err := os.Mkdir(final, 0o755)
 	if errors.Is(err, fs.ErrNotExist) { // first volume: make v/ first
@@ -67,12 +67,12 @@ func materializeEmpty(parent, name string, commit func() error, rollback func())
 	if err != nil {
 		rollback()
 		if errors.Is(err, fs.ErrExist) {
-			return fsError("creating the volume directory", fmt.Errorf("%s appeared meanwhile (made outside this driver?): %w", final, err))
+			return d.fsError("creating the volume directory", fmt.Errorf("%s appeared meanwhile (made outside this driver?): %w", final, err))
 		}
-		return fsError("creating the volume directory", err)
+		return d.fsError("creating the volume directory", err)
 	}
 	if err := syncDir(parent); err != nil {
-		return fsError("syncing "+parent, err)
+		return d.fsError("syncing "+parent, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func isSnapshotDir(dir string) bool { return safeComponent(dir) && !isTemporary(
 
 // CreateSnapshot copies the source volume to <controllerBasePath>/s/<id>
 // (democratic-csi's filecopy snapshot driver). It is idempotent by name.
-func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
+func (d *Controller) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
 	srcID, name := req.GetSourceVolumeId(), req.GetName()
 	if srcID == "" {
 		return nil, status.Error(codes.InvalidArgument, "CreateSnapshot: source_volume_id is required")
@@ -28,15 +28,18 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateSnapshot: %v", err)
 	}
-	driver := d.cfg.snapshotDriver
+	driver := d.cfg.SnapshotDriver
 	if p := req.GetParameters()["driver"]; p != "" {
 		driver = p // democratic-csi lets a VolumeSnapshotClass choose
 	}
 	if driver != snapshotDriverFilecopy {
-		return nil, status.Errorf(codes.InvalidArgument, "CreateSnapshot %q: snapshot driver %q is not supported by switchyard's local-hostpath; only filecopy is (set parameters.driver to filecopy or remove it)", name, driver)
+		return nil, status.Errorf(codes.InvalidArgument, "CreateSnapshot %q: snapshot driver %q is not supported by switchyard's %s; only filecopy is (set parameters.driver to filecopy or remove it)", name, driver, d.flavor.Product)
 	}
 	if !isVolumeName(srcID) {
-		return nil, status.Errorf(codes.NotFound, "CreateSnapshot %q: source volume %s not found (not a local-hostpath volume id)", name, echo.Quote(srcID))
+		return nil, status.Errorf(codes.NotFound, "CreateSnapshot %q: source volume %s not found (not %s)", name, echo.Quote(srcID), d.idNoun("volume"))
+	}
+	if err := d.be.Ready("CreateSnapshot"); err != nil {
+		return nil, err
 	}
 
 	unlock := d.locks.lock("s:"+id, "v:"+srcID)
@@ -45,13 +48,13 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	path := d.store.snapshotPath(id)
 	exists, err := isDir(path)
 	if err != nil {
-		return nil, fsError("checking snapshot "+id, err)
+		return nil, d.fsError("checking snapshot "+id, err)
 	}
 	if exists {
 		m, err := d.store.readSnapshotMeta(id)
 		switch {
 		case err != nil:
-			return nil, fsError("reading metadata of snapshot "+id, err)
+			return nil, d.fsError("reading metadata of snapshot "+id, err)
 		case m == nil:
 			return nil, status.Errorf(codes.AlreadyExists, "CreateSnapshot %q: %s exists but was not cut by switchyard, so its source is unknown", name, path)
 		case m.Name != name:
@@ -64,25 +67,25 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 
 	srcPath := d.store.volumePath(srcID)
 	if ok, err := isDir(srcPath); err != nil {
-		return nil, fsError("checking source volume "+srcID, err)
+		return nil, d.fsError("checking source volume "+srcID, err)
 	} else if !ok {
 		return nil, status.Errorf(codes.NotFound, "CreateSnapshot %q: source volume %q not found in %s", name, srcID, filepath.Dir(srcPath))
 	}
 
-	meta := &snapshotMeta{Name: name, SourceVolumeID: srcID, CreatedAt: now()}
+	meta := &snapshotMeta{Name: name, SourceVolumeID: srcID, CreatedAt: d.now()}
 	metaPath := d.store.snapshotMetaPath(id)
 	fill := func(tmp string) error {
 		if err := d.newCopier(ctx).copyTree(srcPath, tmp); err != nil {
-			return fsError("copying volume "+srcID, err)
+			return d.fsError("copying volume "+srcID, err)
 		}
 		size, err := diskUsage(ctx, tmp)
 		if err != nil {
-			return fsError("measuring snapshot "+id, err)
+			return d.fsError("measuring snapshot "+id, err)
 		}
 		meta.SizeBytes = size
 		return nil
 	}
-	err = materialize(filepath.Join(d.store.base, snapshotsDir), id,
+	err = d.materialize(filepath.Join(d.store.base, snapshotsDir), id,
 		fill,
 		func() error { return writeJSON(metaPath, meta) },
 		func() { _ = removeFile(metaPath) })
@@ -105,7 +108,7 @@ func snapshotOf(id string, m *snapshotMeta) *csi.Snapshot {
 
 // DeleteSnapshot removes a snapshot directory and its metadata. A snapshot
 // that does not exist (or an id that cannot name one) is already deleted.
-func (d *Driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
+func (d *Controller) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
 	id := req.GetSnapshotId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "DeleteSnapshot: snapshot_id is required")
@@ -116,13 +119,16 @@ func (d *Driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 		return nil, status.Errorf(codes.FailedPrecondition, "DeleteSnapshot: snapshot %q was cut by democratic-csi's %q snapshot driver, which switchyard does not support; delete it with %s's tools", id, ref.driver, ref.driver)
 	}
 	if !isSnapshotDir(ref.dir) {
-		d.log.Warn("DeleteSnapshot: id cannot name a local-hostpath snapshot; nothing to delete", "snapshot_id", id)
+		d.log.Warn("DeleteSnapshot: id cannot name "+d.nameNoun("snapshot")+"; nothing to delete", "snapshot_id", id)
 		return &csi.DeleteSnapshotResponse{}, nil
+	}
+	if err := d.be.Ready("DeleteSnapshot"); err != nil {
+		return nil, err
 	}
 	unlock := d.locks.lock("s:" + ref.dir)
 	defer unlock()
 	metaPath := d.store.snapshotMetaPath(ref.dir)
-	if err := dematerialize(filepath.Join(d.store.base, snapshotsDir), ref.dir, func() error { return removeFile(metaPath) }); err != nil {
+	if err := d.dematerialize(filepath.Join(d.store.base, snapshotsDir), ref.dir, func() error { return removeFile(metaPath) }); err != nil {
 		return nil, err
 	}
 	d.log.Info("snapshot deleted", "snapshot_id", id)
@@ -130,10 +136,13 @@ func (d *Driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 }
 
 // GetSnapshot describes one snapshot.
-func (d *Driver) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (*csi.GetSnapshotResponse, error) {
+func (d *Controller) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (*csi.GetSnapshotResponse, error) {
 	id := req.GetSnapshotId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "GetSnapshot: snapshot_id is required")
+	}
+	if err := d.be.Ready("GetSnapshot"); err != nil {
+		return nil, err
 	}
 	snap, err := d.snapshotByID(id)
 	if err != nil {
@@ -147,7 +156,7 @@ func (d *Driver) GetSnapshot(ctx context.Context, req *csi.GetSnapshotRequest) (
 
 // snapshotByID describes the snapshot an id from a request names, keeping
 // the id as given; nil when there is none.
-func (d *Driver) snapshotByID(id string) (*csi.Snapshot, error) {
+func (d *Controller) snapshotByID(id string) (*csi.Snapshot, error) {
 	ref := parseSnapshotID(id)
 	if ref.driver != snapshotDriverFilecopy || !isSnapshotDir(ref.dir) {
 		return nil, nil
@@ -163,18 +172,18 @@ func (d *Driver) snapshotByID(id string) (*csi.Snapshot, error) {
 // exist. A snapshot without switchyard metadata was cut by democratic-csi:
 // it is named by democratic-csi's id form, its creation time is the
 // directory's modification time, and its source and size are unknown.
-func (d *Driver) snapshotInfo(dir string) (*csi.Snapshot, error) {
+func (d *Controller) snapshotInfo(dir string) (*csi.Snapshot, error) {
 	path := d.store.snapshotPath(dir)
 	fi, err := os.Lstat(path)
 	if os.IsNotExist(err) || err == nil && !fi.IsDir() {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fsError("checking snapshot "+dir, err)
+		return nil, d.fsError("checking snapshot "+dir, err)
 	}
 	m, err := d.store.readSnapshotMeta(dir)
 	if err != nil {
-		return nil, fsError("reading metadata of snapshot "+dir, err)
+		return nil, d.fsError("reading metadata of snapshot "+dir, err)
 	}
 	if m != nil {
 		return snapshotOf(dir, m), nil

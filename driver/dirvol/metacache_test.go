@@ -1,4 +1,4 @@
-package localhostpath
+package dirvol
 
 import (
 	"os"

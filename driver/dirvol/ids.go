@@ -1,4 +1,4 @@
-package shareclient
+package dirvol
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/volumeid"
 )
 
-// MaxIDLen is the longest volume or snapshot id this backend returns. It
+// MaxIDLen is the longest volume or snapshot id a directory backend returns. It
 // leaves room for the proxy's decoration (`v:<connection>/`) within CSI's
 // 128-byte limit.
 const MaxIDLen = 64
