@@ -322,3 +322,10 @@ func streamErr(driver, cmd string, out zfs.Output) error {
 
 // defaultCleanupTimeout bounds removing a temporary snapshot after a copy.
 const defaultCleanupTimeout = 30 * time.Second
+
+// The executors CLIHost builds stream.
+var (
+	_ StreamExecutor = (*zfs.SharedSSHExecutor)(nil)
+	_ StreamExecutor = (*zfs.SSH)(nil)
+	_ StreamExecutor = (*zfs.Local)(nil)
+)
