@@ -1,0 +1,90 @@
+package zfsmodel
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// A receive -s whose stream breaks off keeps a partial dataset with a
+// token; a fresh stream into it is refused; send -t sends the rest and
+// receive -s completes it with every byte; receive -A discards one.
+func TestResumableReceive(t *testing.T) {
+	for _, kind := range []string{"filesystem", "volume"} {
+		t.Run(kind, func(t *testing.T) {
+			m, _ := newModel(t, 1<<30)
+			data := strings.Repeat("resumable bytes ", 300000) // ~4.6 MiB: several records
+			if kind == "filesystem" {
+				must(t, m, "zfs create tank/src")
+				writeFile(t, m, "/tank/src/big.txt", data)
+			} else {
+				must(t, m, "zfs create -V 8M tank/src")
+				p, _ := m.ZvolPath("tank/src")
+				if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(p, 8<<20); err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(t, m, "zfs snapshot tank/src@s1")
+			full := send(t, m, "tank/src@s1")
+
+			cut := full[:len(full)/2]
+			r := recv(m, cut, "-s", "tank/dst")
+			if r.code != 1 || !strings.Contains(r.stderr, "Partially received snapshot is saved.") || !strings.Contains(r.stderr, "zfs send -t 1-") {
+				t.Fatalf("interrupted receive -s: exit %d, %q", r.code, r.stderr)
+			}
+			token := strings.TrimSpace(must(t, m, "zfs get -H -o value receive_resume_token tank/dst"))
+			if !strings.HasPrefix(token, "1-") || !strings.Contains(r.stderr, token) {
+				t.Fatalf("token %q; stderr %q", token, r.stderr)
+			}
+			if r := recv(m, full, "tank/dst"); r.code == 0 || !strings.Contains(r.stderr, `contains partially-complete state from "zfs receive -s".`) {
+				t.Fatalf("a fresh stream into a partial dataset: exit %d, %q", r.code, r.stderr)
+			}
+			if r := sh(m, "zfs send -t 1-00-00-zz"); r.code == 0 || !strings.Contains(r.stderr, "cannot resume send: resume token is corrupt") {
+				t.Fatalf("bad token: exit %d, %q", r.code, r.stderr)
+			}
+
+			rest := send(t, m, "-t", token)
+			if len(rest) >= len(full) {
+				t.Fatalf("the resumed stream is %d bytes; the full one %d: nothing was skipped", len(rest), len(full))
+			}
+			if r := recv(m, rest, "-s", "tank/dst"); r.code != 0 {
+				t.Fatalf("resumed receive: exit %d, %q", r.code, r.stderr)
+			}
+			if tok := strings.TrimSpace(must(t, m, "zfs get -H -o value receive_resume_token tank/dst")); tok != "-" {
+				t.Fatalf("token after completion %q; want -", tok)
+			}
+			var got []byte
+			if kind == "filesystem" {
+				p, _ := m.HostPath("/tank/dst/big.txt")
+				got, _ = os.ReadFile(p)
+			} else {
+				p, _ := m.ZvolPath("tank/dst")
+				b, _ := os.ReadFile(p)
+				got = b[:min(len(b), len(data))]
+			}
+			if string(got) != data {
+				t.Fatalf("received %d bytes; want the %d sent", len(got), len(data))
+			}
+			must(t, m, "zfs list -t snapshot tank/dst@s1")
+
+			// Abort: the partial dataset goes; -A on nothing says so.
+			if r := recv(m, cut, "-s", "tank/gone"); r.code != 1 {
+				t.Fatalf("second interrupted receive: %d %q", r.code, r.stderr)
+			}
+			must(t, m, "zfs receive -A tank/gone")
+			if r := sh(m, "zfs list tank/gone"); r.code == 0 {
+				t.Fatal("tank/gone survived receive -A")
+			}
+			if r := sh(m, "zfs receive -A tank/dst"); r.code != 1 || !strings.Contains(r.stderr, "'tank/dst' does not have any resumable receive state to abort") {
+				t.Fatalf("receive -A without state: %d %q", r.code, r.stderr)
+			}
+			// Without -s nothing is kept.
+			if r := recv(m, cut, "tank/plain"); r.code != 1 || sh(m, "zfs list tank/plain").code == 0 {
+				t.Fatalf("receive without -s kept state: %d %q", r.code, r.stderr)
+			}
+		})
+	}
+}
