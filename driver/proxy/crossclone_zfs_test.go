@@ -96,6 +96,48 @@ func TestCloneAcrossRealZFSConnections(t *testing.T) {
 	}
 }
 
+// The old host's connection drops in the middle of zfs send: the new
+// host keeps what arrived (zfs receive -s), the copy resumes with
+// zfs send -t from its token over a new connection, and the copy is whole.
+func TestCloneAcrossRealZFSConnectionsResumes(t *testing.T) {
+	for _, driver := range []string{"zfs-generic-nfs", "zfs-generic-iscsi"} {
+		t.Run(driver, func(t *testing.T) {
+			r := newRig(t)
+			ha, hb := startZFSHost(t), startZFSHost(t)
+			r.write("nas-old", ha.DriverConfig(driver, "old", ""))
+			r.write("nas-new", hb.DriverConfig(driver, "new", ""))
+			resp, err := r.ctl.CreateVolume(context.Background(), setReq("pvc-src", map[string]string{ConnectionParameter: "nas-old"}, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload := bytes.Repeat([]byte("resumed across a dropped connection\n"), 25000) // ~900 KiB
+			writeVolumeData(t, ha, ha.Pool+"/k8s/old/pvc-src", payload)
+
+			ha.Server.Faults().DropStreamAfter(300 << 10)
+			moved, err := r.ctl.CreateVolume(context.Background(), cloneReq("pvc-moved", "nas-new", resp.GetVolume().GetVolumeId()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := ha.Server.Stats().DroppedConnections; n != 1 {
+				t.Fatalf("%d connections dropped on the old host; want the one carrying zfs send", n)
+			}
+			if !ranOK(ha, "send", "-t") {
+				t.Fatal("no zfs send -t ran on the old host: the copy did not resume from the token")
+			}
+			dstDS := dstDSName(hb)
+			if got := readVolumeData(t, hb, dstDS, len(payload)); !bytes.Equal(got, payload) {
+				t.Fatalf("the resumed copy holds %d bytes starting %.30q; want the %d bytes written on the old host", len(got), got, len(payload))
+			}
+			if tok := modelGet(t, hb, dstDS, "receive_resume_token"); tok != "-" {
+				t.Errorf("receive_resume_token %q after the copy; want -", tok)
+			}
+			if got := modelGet(t, hb, dstDS, "democratic-csi:provision_success"); got != "true" || moved.GetVolume().GetVolumeId() != "v:nas-new/pvc-moved" {
+				t.Errorf("provision_success %q, handle %s", got, moved.GetVolume().GetVolumeId())
+			}
+		})
+	}
+}
+
 func dstDSName(h *zfshost.Host) string { return h.Pool + "/k8s/new/pvc-moved" }
 
 // ranOK reports whether h ran `zfs <words...> ...` successfully.

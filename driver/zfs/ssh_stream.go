@@ -88,13 +88,21 @@ func (s *SSH) streamSession(ctx context.Context, c *sshConn, sess *ssh.Session, 
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	var writeErr error
+	// Reading the channel can fail too (it answers with window
+	// adjustments on the connection): that is the connection's loss, not
+	// the writer's.
+	ew := &errWriter{w: stdout}
+	var writeErr, readErr error
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		if _, err := io.Copy(stdout, outPipe); err != nil {
-			writeErr = err
+		_, err := io.Copy(ew, outPipe)
+		switch {
+		case ew.err != nil:
+			writeErr = ew.err
 			_ = sess.Close()
+		case err != nil:
+			readErr = err
 		}
 	}()
 
@@ -109,6 +117,9 @@ func (s *SSH) streamSession(ctx context.Context, c *sshConn, sess *ssh.Session, 
 		case writeErr != nil:
 			out.Code = -1
 			return out, fmt.Errorf("%s: writing the command's output: %w", prefix, writeErr)
+		case err == nil && readErr != nil:
+			out.Code = -1
+			return out, newExecutorError(ErrConnectionLost, "%s: connection lost while reading the output: %v", prefix, readErr)
 		case err == nil:
 			return out, nil
 		case errors.As(err, &exit):

@@ -73,7 +73,7 @@ func (m *Model) Receive(r io.Reader, target string, opts ReceiveOptions) error {
 			if err := json.Unmarshal(payload, &b); err != nil {
 				return newErr(KindBadStream, "cannot receive: invalid stream (bad record)")
 			}
-			if b.ResumeOffset > 0 {
+			if b.Resumed {
 				// A resumed stream carries the one snapshot it continues.
 				return m.resumeReceive(sr, b, target, opts)
 			}

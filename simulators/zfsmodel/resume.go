@@ -183,7 +183,7 @@ func (m *Model) savePartial(st *recvState, hdr streamHeader, b streamBegin) erro
 		return errors.New("destination changed")
 	}
 	rs := resumeState{Header: hdr, Begin: b, Offset: st.spool.offset}
-	rs.Begin.ResumeOffset = 0
+	rs.Begin.Resumed, rs.Begin.ResumeOffset = false, 0
 	v, _ := json.Marshal(rs)
 	nh.local[resumeKey] = string(v)
 	if err := st.spool.keep(m.spoolPath(nh.guid)); err != nil {
@@ -293,5 +293,5 @@ func (m *Model) ResumeSend(w io.Writer, token string) error {
 	if p.FromGUID != 0 {
 		return newErr(KindNotSupported, "cannot resume send: resuming an incremental send is not modelled")
 	}
-	return m.Send(w, snap, SendOptions{ResumeOffset: p.Offset}, nil)
+	return m.Send(w, snap, SendOptions{Resume: true, ResumeOffset: p.Offset}, nil)
 }

@@ -1,6 +1,7 @@
 package zfsmodel
 
 import (
+	"encoding/binary"
 	"os"
 	"strings"
 	"testing"
@@ -70,6 +71,16 @@ func TestResumableReceive(t *testing.T) {
 			}
 			must(t, m, "zfs list -t snapshot tank/dst@s1")
 
+			// Broken off before the first whole record: the token's offset
+			// is 0 and resuming still works.
+			if r := recv(m, full[:firstData(full)+100], "-s", "tank/early"); r.code != 1 {
+				t.Fatalf("early interruption: %d %q", r.code, r.stderr)
+			}
+			early := strings.TrimSpace(must(t, m, "zfs get -H -o value receive_resume_token tank/early"))
+			if r := recv(m, send(t, m, "-t", early), "-s", "tank/early"); r.code != 0 {
+				t.Fatalf("resume from offset 0: %d %q", r.code, r.stderr)
+			}
+
 			// Abort: the partial dataset goes; -A on nothing says so.
 			if r := recv(m, cut, "-s", "tank/gone"); r.code != 1 {
 				t.Fatalf("second interrupted receive: %d %q", r.code, r.stderr)
@@ -87,4 +98,13 @@ func TestResumableReceive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstData is where a stream's first data record starts.
+func firstData(stream string) int {
+	off := preambleLen
+	for off+5 <= len(stream) && stream[off] != 'D' {
+		off += 5 + int(binary.BigEndian.Uint32([]byte(stream[off+1:off+5])))
+	}
+	return off
 }

@@ -14,7 +14,8 @@ type SendOptions struct {
 	Intermediates bool   // -I: also the snapshots between From and the target
 	Replicate     bool   // -R: the dataset, its descendants, all snapshots up to the target, properties
 	Props         bool   // -p: include dataset properties
-	ResumeOffset  int64  // -t: leave out the data a partial receive has
+	Resume        bool   // -t: a stream that continues a partial receive
+	ResumeOffset  int64  // -t: leave out the data the partial receive has
 }
 
 // sendItem is one snapshot to put on the stream.
@@ -49,7 +50,7 @@ func (m *Model) Send(w io.Writer, snap string, opts SendOptions, warn io.Writer)
 		return err
 	}
 	for _, it := range items {
-		it.begin.ResumeOffset = opts.ResumeOffset
+		it.begin.Resumed, it.begin.ResumeOffset = opts.Resume, opts.ResumeOffset
 		if err := sw.json('B', it.begin); err != nil {
 			return err
 		}

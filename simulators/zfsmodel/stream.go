@@ -53,6 +53,7 @@ type streamBegin struct {
 	SnapProps map[string]string `json:"snapprops,omitempty"`
 	// ResumeOffset: a stream made by zfs send -t; its data records start
 	// this many payload bytes in.
+	Resumed      bool  `json:"resumed,omitempty"`
 	ResumeOffset int64 `json:"resumeoffset,omitempty"`
 }
 

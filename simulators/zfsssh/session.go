@@ -166,6 +166,9 @@ func (s *session) runExec(command string) {
 	// Command lines can carry CHAP secrets (targetcli "set auth password=").
 	s.c.srv.log.Debug("exec", "conn", s.c.id, "session", s.env.id, "user", s.env.user.name, "command", secretRE.ReplaceAllString(command, "${1}<redacted>"))
 	out, errw := s.streams()
+	if n := s.c.srv.faults.streamDrop(); n > 0 {
+		out = &droppingWriter{w: out, f: s.c.srv.faults, left: n, drop: s.env.dropConnection}
+	}
 	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
 	st := sh.run(s.ctx, command, stdio{in: s.ch, out: out, err: errw})
 	s.finish(st)
