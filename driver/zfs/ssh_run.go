@@ -37,6 +37,16 @@ func (s *SSH) Run(ctx context.Context, line string, opts RunOptions) (Output, er
 }
 
 func (s *SSH) run(ctx context.Context, line string, opts RunOptions) (Output, error) {
+	return s.withSession(ctx, opts, func(c *sshConn, sess *ssh.Session) (Output, error) {
+		return s.runSession(ctx, c, sess, line, opts)
+	})
+}
+
+// withSession takes a session slot, connects and opens a session (one
+// fresh connection if the cached one is dead, backing off while the server
+// refuses sessions), then hands the session to run, which sends the
+// command: nothing is retried once run is called.
+func (s *SSH) withSession(ctx context.Context, opts RunOptions, run func(*sshConn, *ssh.Session) (Output, error)) (Output, error) {
 	notRun := Output{Code: -1}
 	prefix := "ssh " + s.st.who
 	freshRetry := true
@@ -53,7 +63,7 @@ func (s *SSH) run(ctx context.Context, line string, opts RunOptions) (Output, er
 		}
 		sess, err := s.openSession(c, opts)
 		if err == nil {
-			out, err := s.runSession(ctx, c, sess, line, opts)
+			out, err := run(c, sess)
 			s.limit.release()
 			return out, err
 		}

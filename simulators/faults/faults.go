@@ -2,6 +2,13 @@
 // random errors per operation (a zfs command, a middleware method, a REST
 // call), and dropping the connection after a number of operations. An
 // operation name "" stands for every operation.
+//
+// Two latencies model two costs: SetLatency is per operation (each command
+// a shell line runs, e.g. both "sudo" and "zfs" in "sudo zfs list"), the
+// host's own work; SetRoundTripLatency is per round trip (one SSH exec, one
+// request), the network's. A benchmark that wants "20 ms away" sets the
+// round-trip one, so that a driver that batches commands into one exec is
+// credited for it.
 package faults
 
 import (
@@ -18,6 +25,7 @@ type Set struct {
 	errRate   map[string]float64
 	rng       *rand.Rand
 	dropAfter int // operations left before a drop; 0 = off
+	rtt       time.Duration
 	counts    Counts
 }
 
@@ -87,10 +95,30 @@ func (f *Set) DropAfter(n int) {
 	f.dropAfter = max(n, 0)
 }
 
+// SetRoundTripLatency delays every round trip (an SSH exec or shell
+// session, a request) by d before its first operation (0 removes it). It
+// adds to the per-operation latencies.
+func (f *Set) SetRoundTripLatency(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rtt = max(d, 0)
+}
+
+// RoundTripDelay is the latency to add once per round trip.
+func (f *Set) RoundTripDelay() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rtt > 0 {
+		f.counts.Delayed++
+	}
+	return f.rtt
+}
+
 // Reset removes every fault.
 func (f *Set) Reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.rtt = 0
 	f.latency = map[string]time.Duration{}
 	f.errRate = map[string]float64{}
 	f.dropAfter = 0

@@ -103,3 +103,22 @@ func TestCountsSurviveReset(t *testing.T) {
 		t.Fatalf("after Reset, Counts() = %+v, want %+v (counts are cumulative)", got, want)
 	}
 }
+
+func TestRoundTripLatency(t *testing.T) {
+	f := New(1)
+	if d := f.RoundTripDelay(); d != 0 {
+		t.Fatalf("delay %v before any is set", d)
+	}
+	f.SetRoundTripLatency(20 * time.Millisecond)
+	f.SetLatency("", time.Millisecond)
+	if d := f.RoundTripDelay(); d != 20*time.Millisecond {
+		t.Fatalf("round trip %v; want 20ms, apart from the per-operation latency", d)
+	}
+	if c := f.Counts(); c.Delayed != 1 {
+		t.Fatalf("counts %+v; want one delayed round trip", c)
+	}
+	f.Reset()
+	if d := f.RoundTripDelay(); d != 0 {
+		t.Fatalf("Reset left a round-trip delay of %v", d)
+	}
+}

@@ -8,6 +8,7 @@ func (c *cli) zfsSend(args []string) int {
 	opts, ops := getopt(args, ":i:I:RsDpVvnPLeht:cwbd:SX:")
 	var so SendOptions
 	dry, verbose := false, false
+	token := ""
 	for _, o := range opts {
 		switch o.c {
 		case 'i':
@@ -23,12 +24,24 @@ func (c *cli) zfsSend(args []string) int {
 		case 'v', 'P':
 			verbose = true
 		case 't':
-			c.errorf("cannot resume send: resumable streams are not modelled by the simulator\n")
-			return 1
+			token = o.arg
 		case 's', 'D', 'V', 'L', 'e', 'h', 'c', 'w', 'b', 'd', 'S', 'X':
 		default:
 			return c.badOpt(o)
 		}
+	}
+	if token != "" {
+		if len(ops) > 0 {
+			c.errorf("too many arguments\n")
+			return c.usage()
+		}
+		if dry {
+			return 0
+		}
+		if err := c.m.ResumeSend(c.out, token); err != nil {
+			return c.fail(err)
+		}
+		return 0
 	}
 	if code, ok := c.operands(ops, "snapshot"); !ok {
 		return code
@@ -93,7 +106,9 @@ func (c *cli) zfsReceive(args []string) int {
 			ro.Force = true
 		case 'A':
 			abort = true
-		case 'h', 'M', 's', 'c':
+		case 's':
+			ro.Resumable = true
+		case 'h', 'M', 'c':
 		default:
 			return c.badOpt(o)
 		}
@@ -102,8 +117,10 @@ func (c *cli) zfsReceive(args []string) int {
 		return code
 	}
 	if abort {
-		c.errorf("'%s' does not have any resumable receive state to abort\n", ops[0])
-		return 1
+		if err := c.m.abortReceive(ops[0]); err != nil {
+			return c.fail(err)
+		}
+		return 0
 	}
 	if err := c.m.Receive(c.in, ops[0], ro); err != nil {
 		return c.fail(err)

@@ -216,6 +216,7 @@ func (m *Model) destroyOne(d *dataset) ([]string, error) {
 		return nil, err
 	}
 	m.unmountTree(d)
+	m.dropPartial(d)
 	m.spaceMu.Lock()
 	m.detachSpace(d)
 	m.spaceMu.Unlock()

@@ -174,7 +174,13 @@ func (m *Model) nativeProp(d *dataset, p *propDesc, literal bool) (PropValue, bo
 	case "filesystem_count", "snapshot_count":
 		pv.Value, pv.Source = "none", SourceDefault
 		return pv, true
-	case "receive_resume_token", "encryptionroot", "keystatus", "redact_snaps":
+	case "receive_resume_token":
+		if tok := resumeToken(d); tok != "" {
+			pv.Value = tok
+			return pv, true
+		}
+		return pv, false
+	case "encryptionroot", "keystatus", "redact_snaps":
 		return pv, false
 	case "mountpoint":
 		return m.mountpointProp(d, pv), true

@@ -23,6 +23,9 @@ type ReceiveOptions struct {
 	LastElem bool              // -e: use only the last element of the sent name
 	DryRun   bool              // -n
 	Verbose  io.Writer         // -v: progress lines go here when not nil
+	// Resumable (-s): a new dataset whose stream breaks off is kept with a
+	// receive_resume_token (resume.go).
+	Resumable bool
 }
 
 // Receive reads a stream made by Send and creates what it carries under
@@ -69,6 +72,10 @@ func (m *Model) Receive(r io.Reader, target string, opts ReceiveOptions) error {
 			var b streamBegin
 			if err := json.Unmarshal(payload, &b); err != nil {
 				return newErr(KindBadStream, "cannot receive: invalid stream (bad record)")
+			}
+			if b.Resumed {
+				// A resumed stream carries the one snapshot it continues.
+				return m.resumeReceive(sr, b, target, opts)
 			}
 			if err := m.receiveOne(sr, hdr, b, target, opts); err != nil {
 				return err
@@ -137,6 +144,13 @@ func (m *Model) receiveOne(sr *streamReader, hdr streamHeader, b streamBegin, ta
 		return err
 	}
 	defer m.inflight.Done()
+	if opts.Resumable && st.newHead != nil {
+		// Without a spool the receive still works; it just cannot resume.
+		if st.spool, err = newSpooler(filepath.Join(m.dir, "partial")); err != nil {
+			st.spool = nil
+		}
+	}
+	st.hdr, st.prefix = hdr, prefix
 	recvErr := m.receiveData(sr, st)
 	if recvErr == nil {
 		// The live data starts as a copy of the received snapshot.
@@ -155,6 +169,11 @@ type recvState struct {
 	typ      Type
 	snapPath string // where the stream's data lands
 	stage    string // the head's new data, swapped in at the end
+
+	spool  *spooler // receive -s into a new dataset: the records so far
+	short  bool     // the stream ended early
+	hdr    streamHeader
+	prefix string
 }
 
 func (m *Model) prepareReceive(b streamBegin, typ Type, destFS, destSnap, snapLeaf string, full bool, prefix string, opts ReceiveOptions) (*recvState, error) {
@@ -167,6 +186,9 @@ func (m *Model) prepareReceive(b streamBegin, typ Type, destFS, destSnap, snapLe
 	}
 	st := &recvState{destFS: destFS, destSnap: destSnap, typ: typ}
 	head := m.lookup(destFS)
+	if head != nil && partialOf(head) != nil {
+		return nil, newErr(KindExists, "%s: destination %s contains partially-complete state from \"zfs receive -s\".", prefix, destFS)
+	}
 	if m.pending[destFS] || m.pending[destSnap] {
 		return nil, newErr(KindBusy, "%s: dataset is busy", prefix)
 	}
@@ -305,6 +327,7 @@ func (m *Model) receiveData(sr *streamReader, st *recvState) error {
 		kind, payload, err := sr.next()
 		if err != nil {
 			_ = sink.finish()
+			st.short = true
 			return newErr(KindBadStream, "cannot receive: failed to read from stream")
 		}
 		switch kind {
@@ -312,6 +335,9 @@ func (m *Model) receiveData(sr *streamReader, st *recvState) error {
 			if err := sink.write(payload); err != nil {
 				_ = sink.finish()
 				return errIO("cannot receive", err)
+			}
+			if st.spool != nil {
+				st.spool.record(payload)
 			}
 		case 'E':
 			if err := sink.finish(); err != nil {
@@ -340,10 +366,26 @@ func (m *Model) finishReceive(st *recvState, b streamBegin, opts ReceiveOptions,
 	fail := func(err error) error {
 		_ = os.RemoveAll(st.snapPath)
 		_ = os.RemoveAll(st.stage)
+		if st.spool != nil {
+			st.spool.discard()
+		}
 		return err
+	}
+	if recvErr != nil && st.short && st.spool != nil && !m.closed {
+		_ = os.RemoveAll(st.snapPath)
+		_ = os.RemoveAll(st.stage)
+		if err := m.savePartial(st, st.hdr, b); err != nil {
+			st.spool.discard()
+			return recvErr
+		}
+		return partialSaved(st.prefix, resumeToken(st.newHead))
 	}
 	if recvErr != nil {
 		return fail(recvErr)
+	}
+	if st.spool != nil {
+		st.spool.discard()
+		st.spool = nil
 	}
 	if m.closed {
 		return fail(errClosed)

@@ -14,6 +14,8 @@ type SendOptions struct {
 	Intermediates bool   // -I: also the snapshots between From and the target
 	Replicate     bool   // -R: the dataset, its descendants, all snapshots up to the target, properties
 	Props         bool   // -p: include dataset properties
+	Resume        bool   // -t: a stream that continues a partial receive
+	ResumeOffset  int64  // -t: leave out the data the partial receive has
 }
 
 // sendItem is one snapshot to put on the stream.
@@ -38,7 +40,7 @@ func (m *Model) Send(w io.Writer, snap string, opts SendOptions, warn io.Writer)
 		m.inflight.Done()
 	}()
 	bw := bufio.NewWriterSize(w, 1<<16)
-	sw := &streamWriter{w: bw}
+	sw := &streamWriter{w: bw, skip: opts.ResumeOffset}
 	preamble := make([]byte, preambleLen)
 	copy(preamble, streamMagic)
 	if _, err := bw.Write(preamble); err != nil {
@@ -48,6 +50,7 @@ func (m *Model) Send(w io.Writer, snap string, opts SendOptions, warn io.Writer)
 		return err
 	}
 	for _, it := range items {
+		it.begin.Resumed, it.begin.ResumeOffset = opts.Resume, opts.ResumeOffset
 		if err := sw.json('B', it.begin); err != nil {
 			return err
 		}

@@ -51,11 +51,27 @@ type streamBegin struct {
 	Blocksize int64             `json:"volblocksize,omitempty"`
 	Props     map[string]string `json:"props,omitempty"` // dataset properties (-p, -R)
 	SnapProps map[string]string `json:"snapprops,omitempty"`
+	// ResumeOffset: a stream made by zfs send -t; its data records start
+	// this many payload bytes in.
+	Resumed      bool  `json:"resumed,omitempty"`
+	ResumeOffset int64 `json:"resumeoffset,omitempty"`
 }
 
-type streamWriter struct{ w *bufio.Writer }
+type streamWriter struct {
+	w    *bufio.Writer
+	skip int64 // data payload bytes still to leave out (zfs send -t)
+}
 
 func (s *streamWriter) record(kind byte, payload []byte) error {
+	if kind == 'D' && s.skip > 0 {
+		// The same snapshot makes the same records, so the receiver's
+		// offset falls between two of them.
+		if int64(len(payload)) > s.skip {
+			return errors.New("the resume offset does not fall between two records")
+		}
+		s.skip -= int64(len(payload))
+		return nil
+	}
 	var h [5]byte
 	h[0] = kind
 	binary.BigEndian.PutUint32(h[1:], uint32(len(payload)))

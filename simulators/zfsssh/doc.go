@@ -15,7 +15,11 @@
 // act on a tiny virtual filesystem joined to the datasets' real directories.
 //
 // The server records every executed command (Commands), counts overlapping
-// targetcli/nvmetcli runs (Stats), and injects faults on request: latency,
-// error rates, dropped connections after a command took effect, and
-// targetcli's "Ran out of input".
+// targetcli/nvmetcli runs (Stats), and injects faults on request (Faults):
+// latency per command (SetLatency: each command a line runs, the host's
+// work) and per exec (SetRoundTripLatency: once per SSH exec, the network's
+// round trip, so benchmarks credit drivers that batch commands into one
+// exec), error rates, dropped connections after a command took effect
+// (DropAfter) or in the middle of a command's output (DropStreamAfter, a
+// zfs send cut off), and targetcli's "Ran out of input".
 package zfsssh

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -165,7 +166,22 @@ func (s *session) runExec(command string) {
 	s.env.line = command
 	// Command lines can carry CHAP secrets (targetcli "set auth password=").
 	s.c.srv.log.Debug("exec", "conn", s.c.id, "session", s.env.id, "user", s.env.user.name, "command", secretRE.ReplaceAllString(command, "${1}<redacted>"))
+	// One network round trip per exec (Faults.SetRoundTripLatency),
+	// before the command's own per-command latencies.
+	if d := s.c.srv.faults.RoundTripDelay(); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+			s.finish(130)
+			return
+		}
+	}
 	out, errw := s.streams()
+	if n := s.c.srv.faults.streamDrop(); n > 0 {
+		out = &droppingWriter{w: out, f: s.c.srv.faults, left: n, drop: s.env.dropConnection}
+	}
 	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
 	st := sh.run(s.ctx, command, stdio{in: s.ch, out: out, err: errw})
 	s.finish(st)

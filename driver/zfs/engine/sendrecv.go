@@ -23,9 +23,9 @@ import (
 // its own properties, size, permissions and share.
 
 // StreamExecutor is an executor that can run a command with its stdin and
-// stdout attached as streams (zfs.SSH and zfs.Local need a RunStream for
-// this; until they have one, ZFS connections cannot stream and the proxy
-// says so).
+// stdout attached as streams: zfs.SSH, zfs.SharedSSHExecutor (what
+// NewCLIHost builds for an sshConnection) and zfs.Local. A host reached
+// through an executor without it cannot stream, and the proxy says so.
 type StreamExecutor interface {
 	RunStream(ctx context.Context, line string, stdin io.Reader, stdout io.Writer) (zfs.Output, error)
 }
@@ -322,3 +322,10 @@ func streamErr(driver, cmd string, out zfs.Output) error {
 
 // defaultCleanupTimeout bounds removing a temporary snapshot after a copy.
 const defaultCleanupTimeout = 30 * time.Second
+
+// The executors CLIHost builds stream.
+var (
+	_ StreamExecutor = (*zfs.SharedSSHExecutor)(nil)
+	_ StreamExecutor = (*zfs.SSH)(nil)
+	_ StreamExecutor = (*zfs.Local)(nil)
+)

@@ -3,12 +3,10 @@ package engine_test
 // Clone and restore across connections between two simulated ZFS hosts:
 // the source engine's zfs send streams through driver/transfer into the
 // target engine's zfs receive, and the target finishes the dataset as a
-// fresh volume. The streams run on the hosts' models directly (the SSH
-// executor cannot stream yet: zfs.SSH needs RunStream); everything else,
-// the engines' own commands included, goes over SSH.
+// fresh volume. Everything goes over SSH to the simulated hosts, the
+// streams included (zfs.SSH.RunStream).
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -23,32 +21,23 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
 	"github.com/switchyard-csi/switchyard/driver/transfer"
-	"github.com/switchyard-csi/switchyard/driver/zfs"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
 
-// modelStreams runs zfs on a host's model with streams attached.
-type modelStreams struct{ h *zfshost.Host }
+// noStreamPlatform is simPlatform on a host that cannot stream.
+type noStreamPlatform struct{ simPlatform }
 
-func (m modelStreams) ZFS(_ context.Context, args []string, stdin io.Reader, stdout io.Writer) (zfs.Output, error) {
-	var errb strings.Builder
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	code := m.h.Model.ZFS(args, stdin, stdout, &errb)
-	return zfs.Output{Stderr: errb.String(), Code: code}, nil
-}
-
-// streamPlatform is simPlatform whose host can stream.
-type streamPlatform struct {
-	simPlatform
-	h *zfshost.Host
-}
-
-func (p *streamPlatform) ZFSStreams() engine.ZFSStreams { return modelStreams{p.h} }
+func (*noStreamPlatform) ZFSStreams() engine.ZFSStreams { return nil }
 
 func newStreamEngine(t *testing.T, h *zfshost.Host, driver, name string) *simEngine {
+	t.Helper()
+	return newEngineOn(t, h, driver, name, true)
+}
+
+// newEngineOn is an engine on h whose zfs send and receive stream over SSH
+// (zfs.SSH.RunStream), or whose host cannot stream.
+func newEngineOn(t *testing.T, h *zfshost.Host, driver, name string, stream bool) *simEngine {
 	t.Helper()
 	tree, err := config.Parse([]byte(h.DriverConfig(driver, name, "")))
 	if err != nil {
@@ -66,7 +55,11 @@ func newStreamEngine(t *testing.T, h *zfshost.Host, driver, name string) *simEng
 	if block {
 		fsTypes = engine.BlockFSTypes
 	}
-	e, err := engine.New(engine.Options{Options: opts, Driver: driver, Block: block, FSTypes: fsTypes, Platform: &streamPlatform{simPlatform{host}, h}})
+	var plat engine.Platform = &simPlatform{host}
+	if !stream {
+		plat = &noStreamPlatform{simPlatform{host}}
+	}
+	e, err := engine.New(engine.Options{Options: opts, Driver: driver, Block: block, FSTypes: fsTypes, Platform: plat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +182,7 @@ func TestStreamFormats(t *testing.T) {
 	h := startHost(t)
 	fs := newStreamEngine(t, h, "zfs-generic-nfs", "f")
 	vol := newStreamEngine(t, h, "zfs-generic-iscsi", "v")
-	plain := newSimEngine(t, h, "zfs-generic-nfs", "p", nil)
+	plain := newEngineOn(t, h, "zfs-generic-nfs", "p", false)
 	if fs.StreamFormat() != engine.FormatFilesystem || vol.StreamFormat() != engine.FormatVolume || plain.StreamFormat() != "" {
 		t.Fatalf("formats %q %q %q", fs.StreamFormat(), vol.StreamFormat(), plain.StreamFormat())
 	}
@@ -275,7 +268,7 @@ func newStreamEngineB(b *testing.B, h *zfshost.Host, driver, name string) *simEn
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := engine.New(engine.Options{Options: opts, Driver: driver, FSTypes: engine.NFSFSTypes, Platform: &streamPlatform{simPlatform{host}, h}})
+	e, err := engine.New(engine.Options{Options: opts, Driver: driver, FSTypes: engine.NFSFSTypes, Platform: &simPlatform{host}})
 	if err != nil {
 		b.Fatal(err)
 	}
