@@ -182,12 +182,18 @@ func TestLunLifecycle(t *testing.T) {
 	if c := e.code("entry.cgi", lun("create", map[string]string{"name": "x", "location": "/volume1", "size": "1024", "type": "THIN"})); c != 18990318 {
 		t.Fatalf("ext4 type on btrfs: %d", c)
 	}
-	var vol struct{ Volume struct{ SizeFreeByte string `json:"size_free_byte"` } }
+	var vol struct {
+		Volume struct {
+			SizeFreeByte string `json:"size_free_byte"`
+		}
+	}
 	e.ok("entry.cgi", map[string]string{"api": "SYNO.Core.Storage.Volume", "version": "1", "method": "get", "volume_path": "/volume1"}, &vol)
 	if vol.Volume.SizeFreeByte != strconv.Itoa(9<<30) {
 		t.Fatalf("free %s", vol.Volume.SizeFreeByte)
 	}
-	var tgt struct{ TargetID int `json:"target_id"` }
+	var tgt struct {
+		TargetID int `json:"target_id"`
+	}
 	e.ok("entry.cgi", map[string]string{"api": "SYNO.Core.ISCSI.Target", "version": "1", "method": "create", "name": "pvc-1",
 		"iqn": "iqn.2000-01.com.synology:csi.pvc-1", "auth_type": "0", "max_sessions": "0"}, &tgt)
 	if c := e.code("entry.cgi", map[string]string{"api": "SYNO.Core.ISCSI.Target", "version": "1", "method": "create", "name": "other",
@@ -229,10 +235,14 @@ func TestLunLifecycle(t *testing.T) {
 	if len(snaps.Snapshots) != 1 || snaps.Snapshots[0].Description != "snap-1" || snaps.Snapshots[0].TotalSize != 2<<30 || snaps.Snapshots[0].Time == 0 {
 		t.Fatalf("snapshots %+v", snaps)
 	}
-	var fromSnap struct{ UUID string `json:"cloned_lun_uuid"` }
+	var fromSnap struct {
+		UUID string `json:"cloned_lun_uuid"`
+	}
 	e.ok("entry.cgi", lun("clone_snapshot", map[string]string{"src_lun_uuid": strconv.Quote(created.UUID), "snapshot_uuid": strconv.Quote(snaps.Snapshots[0].UUID),
 		"cloned_lun_name": "pvc-from-snap", "clone_type": "democratic-csi"}), &fromSnap)
-	var clone struct{ UUID string `json:"dst_lun_uuid"` }
+	var clone struct {
+		UUID string `json:"dst_lun_uuid"`
+	}
 	e.ok("entry.cgi", lun("clone", map[string]string{"src_lun_uuid": strconv.Quote(created.UUID), "dst_lun_name": "pvc-clone", "dst_location": "/volume1",
 		"is_same_pool": "true", "clone_type": "democratic-csi"}), &clone)
 	if fromSnap.UUID == "" || clone.UUID == "" {
