@@ -15,6 +15,7 @@ import (
 	// Each backend registers its driver type in its init.
 	_ "github.com/switchyard-csi/switchyard/driver/infinia"       // infinia-nvmeof
 	_ "github.com/switchyard-csi/switchyard/driver/localhostpath" // local-hostpath
+	_ "github.com/switchyard-csi/switchyard/driver/synology"      // synology-iscsi, -nfs, -smb
 	_ "github.com/switchyard-csi/switchyard/driver/truenas"       // freenas-*, truenas-*
 	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"    // zfs-generic-*
 )
