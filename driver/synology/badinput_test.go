@@ -65,11 +65,20 @@ func TestSessionExpiry(t *testing.T) {
 func TestDSMErrors(t *testing.T) {
 	r := newRig(t, synology.DriverISCSI, "", sim.Options{Volumes: []sim.Volume{{Path: "/volume1", Size: 10 * gib}}})
 
-	_, err := r.create(strings.Repeat("a", 129), gib, nil)
-	wantCode(t, err, codes.InvalidArgument, "129 characters", "DSM allows 128")
-	d := r.driver(configFor(synology.DriverISCSI, r.srv.URL(), "  namePrefix: k8s-\n"))
-	_, err = d.CreateVolume(r.ctx, &csi.CreateVolumeRequest{Name: strings.Repeat("a", 125), VolumeCapabilities: mountCap()})
-	wantCode(t, err, codes.InvalidArgument, "iscsi.namePrefix")
+	// A long name is shortened to a 64-byte id; a long namePrefix can
+	// still push the LUN name past DSM's 128 characters.
+	long := r.mustCreate(strings.Repeat("a", 129), gib, nil)
+	if len(long.GetVolumeId()) != 64 {
+		t.Fatalf("id of a 129-byte name: %q", long.GetVolumeId())
+	}
+	d := r.driver(configFor(synology.DriverISCSI, r.srv.URL(), "  namePrefix: "+strings.Repeat("p", 70)+"\n"))
+	_, err := d.CreateVolume(r.ctx, &csi.CreateVolumeRequest{Name: strings.Repeat("a", 64), VolumeCapabilities: mountCap()})
+	wantCode(t, err, codes.InvalidArgument, "134 characters", "DSM allows 128", "iscsi.namePrefix")
+	_, err = d.CreateVolume(r.ctx, &csi.CreateVolumeRequest{Name: "bad.name", VolumeCapabilities: mountCap()})
+	wantCode(t, err, codes.InvalidArgument, "invalid characters")
+	if _, err := r.d.DeleteVolume(r.ctx, &csi.DeleteVolumeRequest{VolumeId: long.GetVolumeId()}); err != nil {
+		t.Fatal(err)
+	}
 
 	_, err = r.create("too-big", 20*gib, nil)
 	wantCode(t, err, codes.ResourceExhausted, "18990002", "out of disk space")

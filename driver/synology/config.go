@@ -7,12 +7,14 @@ import (
 
 	"github.com/switchyard-csi/switchyard/driver/config"
 	"github.com/switchyard-csi/switchyard/driver/synology/dsm"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 )
 
 // settings are a synology-* config, read once.
 type settings struct {
 	driver     string // synology-iscsi, synology-nfs or synology-smb
 	instanceID string
+	idHash     string // _private.csi.volume.idHash.strategy (iSCSI)
 	conn       dsm.Config
 	serialize  bool
 	location   string // synology.volume, "/volume1"
@@ -52,6 +54,11 @@ func parse(t config.Tree) (*settings, []config.Problem) {
 	default:
 		r.Add("driver", "must be %s, %s or %s, got %q", DriverISCSI, DriverNFS, DriverSMB, s.driver)
 	}
+	strategy, err := volumeid.ParseStrategy(r.Str("_private.csi.volume.idHash.strategy"))
+	if err != nil {
+		r.Add("_private.csi.volume.idHash.strategy", "%v", err)
+	}
+	s.idHash = strategy
 	c := &s.conn
 	c.Protocol = strings.ToLower(r.Str("httpConnection.protocol"))
 	if c.Protocol == "" {

@@ -33,10 +33,14 @@ const (
 	DriverSMB   = "synology-smb"
 )
 
-// Id limits: a LUN name (DSM's limit) is the longest iSCSI volume id, a
-// share name the longest share volume id; snapshot ids are
+// Id limits: an iSCSI volume id is the request name (lower case) when it
+// has at most 64 bytes, else shortened with its md5 (package volumeid), so
+// a proxy handle keeps room for the connection name; the LUN name adds
+// namePrefix and nameSuffix and must fit DSM's 128 characters. A share's
+// id is its name (DSM: 32 characters). Snapshot ids are
 // /lun/<uuid>/<uuid> and /share/<name>/<GMT time>.
 const (
+	maxVolumeID     = 64
 	maxLunName      = 128
 	maxShareName    = 32
 	maxLunSnapID    = len("/lun//") + 36 + 36
@@ -50,7 +54,7 @@ func init() {
 		vol, snap  int
 		configKeys string
 	}{
-		{DriverISCSI, maxLunName, maxLunSnapID, "iscsi"},
+		{DriverISCSI, maxVolumeID, maxLunSnapID, "iscsi"},
 		{DriverNFS, maxShareName, maxShareSnapID, "nfs"},
 		{DriverSMB, maxShareName, maxShareSnapID, "smb"},
 	} {

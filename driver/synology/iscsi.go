@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/synology/dsm"
 	"github.com/switchyard-csi/switchyard/driver/volumecontext"
+	"github.com/switchyard-csi/switchyard/driver/volumeid"
 )
 
 // maxIQN is the longest iSCSI name (RFC 3720).
@@ -68,7 +69,10 @@ func (d *Driver) lunOf(ctx context.Context, id string) (*dsm.LUN, error) {
 }
 
 func (d *Driver) createLUN(ctx context.Context, req *csi.CreateVolumeRequest, size int64) (*csi.Volume, error) {
-	id := strings.ToLower(req.GetName())
+	id, err := volumeid.Volume(strings.ToLower(req.GetName()), d.s.idHash, maxVolumeID)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", d.s.driver, err)
+	}
 	name := d.lunName(id)
 	if why := d.checkLunName(name); why != "" {
 		return nil, status.Error(codes.InvalidArgument, why)
