@@ -40,7 +40,9 @@ func TestSynologyCmdServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan int)
-	go func() { done <- synologyCmd(ctx, []string{"--state", t.TempDir(), "--listen", "127.0.0.1:0", "--password", "pw"}, out, io.Discard) }()
+	go func() {
+		done <- synologyCmd(ctx, []string{"--state", t.TempDir(), "--listen", "127.0.0.1:0", "--password", "pw"}, out, io.Discard)
+	}()
 	re := regexp.MustCompile(`(https://\S+)/webapi/entry.cgi`)
 	var url string
 	for i := 0; i < 100 && url == ""; i++ {

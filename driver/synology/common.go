@@ -102,7 +102,7 @@ func (d *Driver) provisioner() volumecontext.Provisioner {
 
 // page cuts a sorted listing by starting_token (an offset) and
 // max_entries.
-func page[T any](items []T, token string, max int32) ([]T, string, error) {
+func page[T any](items []T, token string, maxEntries int32) ([]T, string, error) {
 	start := 0
 	if token != "" {
 		n, err := strconv.Atoi(token)
@@ -112,8 +112,8 @@ func page[T any](items []T, token string, max int32) ([]T, string, error) {
 		start = n
 	}
 	end := len(items)
-	if max > 0 && start+int(max) < end {
-		end = start + int(max)
+	if maxEntries > 0 && start+int(maxEntries) < end {
+		end = start + int(maxEntries)
 	}
 	next := ""
 	if end < len(items) {

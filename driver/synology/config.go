@@ -20,14 +20,13 @@ type settings struct {
 	location   string // synology.volume, "/volume1"
 
 	// iSCSI (democratic-csi's keys)
-	portal, iface          string
-	portals                []string
-	baseIQN                string
-	prefix, suffix         string
-	lunTemplate            dsm.Params
-	targetTemplate         dsm.Params
-	lunSnapshotTemplate    dsm.Params
-	chapUser, chapPassword string // from targetTemplate, to check
+	portal, iface       string
+	portals             []string
+	baseIQN             string
+	prefix, suffix      string
+	lunTemplate         dsm.Params
+	targetTemplate      dsm.Params
+	lunSnapshotTemplate dsm.Params
 
 	// shares
 	shareHost  string

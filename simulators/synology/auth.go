@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	register("SYNO.API.Auth", "entry.cgi", 1, 7, true, map[string]handler{"login": login, "logout": logout})
+	register("SYNO.API.Auth", "entry.cgi", 7, true, map[string]handler{"login": login, "logout": logout})
 }
 
 // login checks account/passwd and opens a session: its sid is returned in
@@ -25,7 +25,10 @@ func login(s *Server, c *call) (any, error) {
 	sid := newSID()
 	s.sessions[sid] = &session{user: user, name: c.str("session"), lastUsed: s.now()}
 	if c.str("format") != "sid" {
-		http.SetCookie(c.w, &http.Cookie{Name: "id", Value: sid, Path: "/", HttpOnly: true})
+		// Secure only over https: the simulator also serves plain http,
+		// as DSM does on port 5000.
+		http.SetCookie(c.w, &http.Cookie{ //nolint:gosec // G124: see above
+			Name: "id", Value: sid, Path: "/", HttpOnly: true, Secure: c.r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	}
 	return map[string]any{"sid": sid, "did": "", "is_portal_port": false}, nil
 }

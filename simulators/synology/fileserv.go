@@ -1,9 +1,9 @@
 package synology
 
 func init() {
-	register("SYNO.Core.FileServ.NFS", "entry.cgi", 1, 2, false, map[string]handler{"get": nfsGet, "set": nfsSet})
-	register("SYNO.Core.FileServ.NFS.SharePrivilege", "entry.cgi", 1, 1, false, map[string]handler{"load": nfsPrivLoad, "save": nfsPrivSave})
-	register("SYNO.Core.FileServ.SMB", "entry.cgi", 1, 3, false, map[string]handler{"get": smbGet})
+	register("SYNO.Core.FileServ.NFS", "entry.cgi", 2, false, map[string]handler{"get": nfsGet, "set": nfsSet})
+	register("SYNO.Core.FileServ.NFS.SharePrivilege", "entry.cgi", 1, false, map[string]handler{"load": nfsPrivLoad, "save": nfsPrivSave})
+	register("SYNO.Core.FileServ.SMB", "entry.cgi", 3, false, map[string]handler{"get": smbGet})
 }
 
 func nfsGet(s *Server, _ *call) (any, error) {

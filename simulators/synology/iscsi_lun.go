@@ -34,7 +34,7 @@ var lunTypes = map[string]struct {
 }
 
 func init() {
-	register("SYNO.Core.ISCSI.LUN", "entry.cgi", 1, 1, false, map[string]handler{
+	register("SYNO.Core.ISCSI.LUN", "entry.cgi", 1, false, map[string]handler{
 		"list": lunList, "get": lunGet, "create": lunCreate, "set": lunSet, "delete": lunDelete,
 		"map_target": lunMapTarget, "unmap_target": lunUnmapTarget,
 		"take_snapshot": lunTakeSnapshot, "list_snapshot": lunListSnapshots, "get_snapshot": lunGetSnapshot,

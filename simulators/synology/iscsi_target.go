@@ -10,7 +10,7 @@ import (
 const maxIQN = 223
 
 func init() {
-	register("SYNO.Core.ISCSI.Target", "entry.cgi", 1, 1, false, map[string]handler{
+	register("SYNO.Core.ISCSI.Target", "entry.cgi", 1, false, map[string]handler{
 		"list": targetList, "get": targetGet, "create": targetCreate, "delete": targetDelete, "set": targetSet,
 	})
 }

@@ -56,7 +56,7 @@ func (e *env) get(cgi string, p map[string]string) answer {
 		e.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		e.t.Fatalf("status %d", resp.StatusCode)
 	}
 	var a answer
@@ -125,7 +125,7 @@ func TestAuth(t *testing.T) {
 	e.login()
 	e.ok("entry.cgi", lunList, nil)
 	// synology-csi sends the sid as the cookie "id".
-	req, _ := http.NewRequest("GET", e.srv.URL()+"/webapi/entry.cgi?api=SYNO.Core.ISCSI.LUN&version=1&method=list", nil)
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL()+"/webapi/entry.cgi?api=SYNO.Core.ISCSI.LUN&version=1&method=list", nil)
 	req.AddCookie(&http.Cookie{Name: "id", Value: e.sid})
 	resp, err := e.hc.Do(req)
 	if err != nil {

@@ -19,13 +19,13 @@ const (
 var shareNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func init() {
-	register("SYNO.Core.Share", "entry.cgi", 1, 1, false, map[string]handler{
+	register("SYNO.Core.Share", "entry.cgi", 1, false, map[string]handler{
 		"list": shareList, "get": shareGet, "create": shareCreate, "set": shareSet, "delete": shareDelete, "clone": shareClone,
 	})
-	register("SYNO.Core.Share.Snapshot", "entry.cgi", 1, 2, false, map[string]handler{
+	register("SYNO.Core.Share.Snapshot", "entry.cgi", 2, false, map[string]handler{
 		"create": shareSnapCreate, "list": shareSnapList, "delete": shareSnapDelete,
 	})
-	register("SYNO.Core.Share.Permission", "entry.cgi", 1, 1, false, map[string]handler{"list": permList, "set": permSet})
+	register("SYNO.Core.Share.Permission", "entry.cgi", 1, false, map[string]handler{"list": permList, "set": permSet})
 }
 
 // shareInfo is the shareinfo parameter of create, set and clone.

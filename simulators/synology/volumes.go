@@ -3,7 +3,7 @@ package synology
 import "strconv"
 
 func init() {
-	register("SYNO.Core.Storage.Volume", "entry.cgi", 1, 1, false, map[string]handler{"list": volumeList, "get": volumeGet})
+	register("SYNO.Core.Storage.Volume", "entry.cgi", 1, false, map[string]handler{"list": volumeList, "get": volumeGet})
 }
 
 // volumeJSON is a volume as DSM lists it: sizes are decimal strings.

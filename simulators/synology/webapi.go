@@ -2,6 +2,7 @@ package synology
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -80,7 +81,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 		sid := sidOf(r)
 		user, err := s.checkSessionLocked(sid)
 		if err != nil {
-			s.log.Debug("rejected", "api", api, "method", method, "code", err.(*apiError).code)
+			s.log.Debug("rejected", "api", api, "method", method, "error", err)
 			return nil, err
 		}
 		c.user, c.sid = user, sid
@@ -94,7 +95,8 @@ func writeEnvelope(w http.ResponseWriter, data any, err error) {
 	out := map[string]any{"success": err == nil}
 	if err != nil {
 		code := codeUnknown
-		if ae, ok := err.(*apiError); ok {
+		var ae *apiError
+		if errors.As(err, &ae) {
 			code = ae.code
 		}
 		out["error"] = map[string]any{"code": code}
@@ -172,12 +174,13 @@ func (c *call) jsonParam(name string, into any) error {
 	return nil
 }
 
-func register(name, path string, min, max int, noAuth bool, methods map[string]handler) {
-	apis[name] = &apiDef{path: path, min: min, max: max, noAuth: noAuth, methods: methods}
+// register adds an API served from version 1 to maxVer.
+func register(name, path string, maxVer int, noAuth bool, methods map[string]handler) {
+	apis[name] = &apiDef{path: path, min: 1, max: maxVer, noAuth: noAuth, methods: methods}
 }
 
 func init() {
-	register("SYNO.API.Info", "query.cgi", 1, 1, true, map[string]handler{"query": apiInfo})
+	register("SYNO.API.Info", "query.cgi", 1, true, map[string]handler{"query": apiInfo})
 }
 
 // apiInfo answers SYNO.API.Info query: every API asked for ("all" or a

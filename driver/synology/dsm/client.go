@@ -45,7 +45,7 @@ type Client struct {
 	mu  sync.Mutex // guards sid; held during login
 	sid string
 
-	logins, calls int64
+	logins int64
 }
 
 // New makes a client; nothing is contacted.

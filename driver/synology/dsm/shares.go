@@ -36,15 +36,15 @@ type NFSRule struct {
 }
 
 type shareInfo struct {
-	Name        string `json:"name"`
-	VolPath     string `json:"vol_path"`
-	Desc        string `json:"desc,omitempty"`
-	Quota       *int64 `json:"share_quota,omitempty"`
-	NameOrg     string `json:"name_org,omitempty"`
-	RecycleBin  bool   `json:"enable_recycle_bin"`
-	RecycleAdm  bool   `json:"recycle_bin_admin_only"`
-	EnableCOW   bool   `json:"enable_share_cow"`
-	Encryption  int    `json:"encryption"`
+	Name       string `json:"name"`
+	VolPath    string `json:"vol_path"`
+	Desc       string `json:"desc,omitempty"`
+	Quota      *int64 `json:"share_quota,omitempty"`
+	NameOrg    string `json:"name_org,omitempty"`
+	RecycleBin bool   `json:"enable_recycle_bin"`
+	RecycleAdm bool   `json:"recycle_bin_admin_only"`
+	EnableCOW  bool   `json:"enable_share_cow"`
+	Encryption int    `json:"encryption"`
 }
 
 func (si shareInfo) encode() string {
