@@ -27,8 +27,16 @@ const noNodeSynology = "node specs need an iSCSI initiator, an NFS or a CIFS cli
 // listen from init on ports of their own and are made (in a scratch
 // directory under the system's temporary directory) by their first
 // request: a run that never reaches a Synology target makes nothing.
+//
+// In the storage VM (SANITY_KERNEL=1) the simulators serve their LUNs and
+// shares through the VM's kernel (vmKernel), and the proxy targets join
+// vmTargetNames so that csi-sanity's node specs attach them for real. The
+// DSMs then must not collide in the kernel: each has its own volume
+// (/volume<n>: NFS exports are /volume<n>/<share>), base IQN and SMB share
+// prefix.
 func init() {
 	targets = append(targets, synologyTargets()...)
+	vmTargetNames = append(vmTargetNames, "synology-iscsi/proxy", "synology-nfs/proxy", "synology-smb/proxy")
 }
 
 // synologyTargets: each flavour standalone and behind the proxy.
@@ -51,10 +59,11 @@ func synologyTargets() []target {
 	return out
 }
 
-// synologyConfig is democratic-csi's config of a flavour for a DSM at
-// addr (http, as democratic-csi's example).
-func synologyConfig(driver, addr string) string {
-	host, port, _ := net.SplitHostPort(addr)
+// synologyConfig is democratic-csi's config of a flavour for a DSM (http,
+// as democratic-csi's example).
+func synologyConfig(driver string, dsm *lazyDSM) string {
+	host, port, _ := net.SplitHostPort(dsm.addr)
+	n := strconv.Itoa(dsm.n)
 	cfg := fmt.Sprintf(`driver: %s
 instance_id: sanity
 httpConnection:
@@ -65,44 +74,63 @@ httpConnection:
   password: %s
   session: switchyard-sanity
 synology:
-  volume: /volume1
-`, driver, host, port, synology.DefaultUser, synology.DefaultPassword)
+  volume: /volume%s
+`, driver, host, port, synology.DefaultUser, synology.DefaultPassword, n)
 	switch driver {
 	case "synology-iscsi":
-		cfg += "iscsi:\n  targetPortal: 127.0.0.1:3260\n  baseiqn: iqn.2000-01.com.synology:sanity.\n  lunTemplate:\n    type: BLUN\n  lunSnapshotTemplate:\n    is_locked: true\n  targetTemplate:\n    auth_type: 0\n    max_sessions: 0\n"
+		cfg += "iscsi:\n  targetPortal: 127.0.0.1:3260\n  baseiqn: iqn.2000-01.com.synology:sanity-" + n + ".\n  lunTemplate:\n    type: BLUN\n  lunSnapshotTemplate:\n    is_locked: true\n  targetTemplate:\n    auth_type: 0\n    max_sessions: 0\n"
 	case "synology-nfs":
 		cfg += "nfs:\n  shareHost: 127.0.0.1\n  shareAllowedNetworks: [127.0.0.0/8]\n"
 	case "synology-smb":
-		cfg += "smb:\n  shareHost: 127.0.0.1\n  shareUsers: [" + synology.DefaultUser + "]\n"
+		cfg += "smb:\n  shareHost: 127.0.0.1\n  namePrefix: s" + n + "-\n  shareUsers: [" + smbUser + "]\n"
 	}
 	return cfg
 }
 
-// lazySynology listens on 127.0.0.1 and returns the address; the
-// simulator behind it is made by the first request.
-func lazySynology(name string) string {
+// lazySynology listens on 127.0.0.1; the simulator behind the address
+// is made by the first request.
+func lazySynology(name string) *lazyDSM {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic("synology sanity host: " + err.Error())
 	}
-	h := &lazyDSM{name: name}
+	dsmCount++
+	h := &lazyDSM{name: name, n: dsmCount, addr: l.Addr().String()}
 	go (&http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}).Serve(l)
-	return l.Addr().String()
+	return h
 }
+
+var dsmCount int
 
 type lazyDSM struct {
 	name string
+	n    int // its volume is /volume<n>
+	addr string
 	once sync.Once
 	srv  *synology.Server
 	err  error
 }
 
+func (h *lazyDSM) start() {
+	o := synology.Options{
+		StateDir: filepath.Join(synologyScratch(), h.name), Plain: true, DeleteDelay: 20 * time.Millisecond,
+		Users:   map[string]string{synology.DefaultUser: synology.DefaultPassword, smbUser: smbPassword},
+		Volumes: []synology.Volume{{Path: "/volume" + strconv.Itoa(h.n), Size: 1 << 40}},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if kernelMode() {
+		k, reason := vmKernel()
+		if k == nil {
+			h.err = fmt.Errorf("in the VM but the kernel targets are unusable: %s", reason)
+			return
+		}
+		o.Kernel, o.Owner = k, "sanity-"+h.name
+	}
+	h.srv, h.err = synology.New(o)
+}
+
 func (h *lazyDSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.once.Do(func() {
-		dir := filepath.Join(synologyScratch(), h.name)
-		h.srv, h.err = synology.New(synology.Options{StateDir: dir, Plain: true, DeleteDelay: 20 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	})
+	h.once.Do(h.start)
 	if h.err != nil {
 		http.Error(w, h.err.Error(), http.StatusInternalServerError)
 		return
