@@ -3,6 +3,7 @@ package dsm
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error is a call DSM refused, with its numeric code (-1: the answer
@@ -36,7 +37,7 @@ func (e *Error) Meaning() string {
 			return m
 		}
 	}
-	if len(e.API) > 15 && e.API[:15] == "SYNO.Core.Share" {
+	if strings.HasPrefix(e.API, "SYNO.Core.Share") {
 		if m, ok := shareCodes[e.Code]; ok {
 			return m
 		}
