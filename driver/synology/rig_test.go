@@ -19,7 +19,7 @@ import (
 
 // rig is a simulated DSM and a driver configured for it.
 type rig struct {
-	t   *testing.T
+	t   testing.TB
 	srv *sim.Server
 	d   *synology.Driver
 	ctx context.Context
@@ -28,10 +28,11 @@ type rig struct {
 // configFor is a driver config for the simulator at url; extra is YAML
 // appended (keys of the flavour's section).
 func configFor(driver, url, extra string) string {
-	host, port, _ := strings.Cut(strings.TrimPrefix(url, "https://"), ":")
+	proto, addr, _ := strings.Cut(url, "://")
+	host, port, _ := strings.Cut(addr, ":")
 	cfg := fmt.Sprintf(`driver: %s
 httpConnection:
-  protocol: https
+  protocol: `+proto+`
   host: %s
   port: %s
   username: %s
@@ -49,7 +50,7 @@ httpConnection:
 	return cfg + extra
 }
 
-func newRig(t *testing.T, driver, extra string, o sim.Options) *rig {
+func newRig(t testing.TB, driver, extra string, o sim.Options) *rig {
 	t.Helper()
 	o.StateDir = t.TempDir()
 	if o.DeleteDelay == 0 {

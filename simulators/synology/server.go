@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
@@ -54,6 +55,9 @@ type Options struct {
 	Portals []kernel.Portal
 	// Logger receives request logs (never passwords or sids).
 	Logger *slog.Logger
+	// Latency delays every answer (outside the NAS's lock), for
+	// benchmarks against a slow NAS.
+	Latency time.Duration
 }
 
 // Volume seeds a storage volume.
@@ -74,6 +78,8 @@ type Server struct {
 	mu       sync.Mutex // guards st and sessions
 	st       *state
 	sessions map[string]*session
+
+	requests atomic.Int64
 
 	lmu    sync.Mutex
 	hs     *http.Server
@@ -224,6 +230,9 @@ func (s *Server) Close() error {
 	}
 	return nil
 }
+
+// Requests is the number of Web API requests served so far.
+func (s *Server) Requests() int64 { return s.requests.Load() }
 
 // LUNPath is the data file of the LUN with this uuid (for tests and the
 // lab).

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // handler runs one API method under s.mu and returns the data of the
@@ -46,6 +47,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 		return
+	}
+	s.requests.Add(1)
+	if s.opts.Latency > 0 {
+		time.Sleep(s.opts.Latency)
 	}
 	if err := r.ParseForm(); err != nil {
 		writeEnvelope(w, nil, fail(codeNoParameter))
