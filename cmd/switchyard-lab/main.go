@@ -32,6 +32,7 @@ commands:
   zfs-ssh the ZFS-over-SSH simulator (zfs, zpool, targetcli, nvmetcli) on a state directory
   truenas the TrueNAS middleware simulator (REST, JSON-RPC and legacy WebSocket, optional SSH)
   infinia the DDN Infinia REST simulator (block volumes over NVMe-oF/TCP)
+  synology the Synology DSM Web API simulator (iSCSI LUNs, NFS and SMB shares)
   vm      the QEMU storage VM: build (and cache) its image, run a script in it, or open a shell
   cluster the local Kubernetes cluster (control plane and real nodes): up, down, status
 `
@@ -90,6 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return truenasCmd(ctx, args[1:], stdout, stderr)
 	case "infinia":
 		return infiniaCmd(ctx, args[1:], stdout, stderr)
+	case "synology":
+		return synologyCmd(ctx, args[1:], stdout, stderr)
 	case "vm":
 		return vmCmd(ctx, args[1:], stdout, stderr)
 	case "cluster":

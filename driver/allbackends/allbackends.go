@@ -17,6 +17,7 @@ import (
 	_ "github.com/switchyard-csi/switchyard/driver/localhostpath" // local-hostpath
 	_ "github.com/switchyard-csi/switchyard/driver/nodemanual"    // node-manual
 	_ "github.com/switchyard-csi/switchyard/driver/shareclient"   // nfs-client, smb-client, lustre-client
+	_ "github.com/switchyard-csi/switchyard/driver/synology"      // synology-iscsi, -nfs, -smb
 	_ "github.com/switchyard-csi/switchyard/driver/truenas"       // freenas-*, truenas-*
 	_ "github.com/switchyard-csi/switchyard/driver/zfsgeneric"    // zfs-generic-*
 	_ "github.com/switchyard-csi/switchyard/driver/zfslocal"      // zfs-local-dataset, zfs-local-zvol

@@ -1,0 +1,94 @@
+package synology
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/kernel"
+)
+
+// commitLocked saves the state and, with a Kernel, makes it serve the
+// mapped LUNs and the shares.
+func (s *Server) commitLocked() error {
+	if err := s.store.save(s.st); err != nil {
+		s.log.Warn("saving state", "error", err)
+		return fail(codeUnknown)
+	}
+	if err := s.syncKernelLocked(); err != nil {
+		s.log.Warn("kernel", "error", err)
+		return fail(codeUnknown)
+	}
+	return nil
+}
+
+func (s *Server) syncKernel() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.syncKernelLocked()
+}
+
+// kernelState is what the kernel should serve: every target with its
+// mapped LUNs (files), every share with NFS rules as an export at its
+// DSM path (/volume1/<name>), every other share over SMB.
+func (s *Server) kernelState() kernel.State {
+	var ks kernel.State
+	portals := s.opts.Portals
+	if len(portals) == 0 {
+		portals = []kernel.Portal{{Addr: "0.0.0.0", Port: 3260}}
+	}
+	for _, t := range s.st.Targets {
+		kt := kernel.Target{IQN: t.IQN, Portals: portals}
+		for _, m := range t.Mapped {
+			if l := s.st.lunByUUID(m.LunUUID); l != nil && l.DeleteAt == 0 {
+				kt.LUNs = append(kt.LUNs, kernel.LUN{LUN: m.Index, Path: s.store.lunFile(l.UUID), Serial: strings.ReplaceAll(l.UUID, "-", "")[:16]})
+			}
+		}
+		if t.AuthType >= 1 {
+			kt.CHAP = &kernel.CHAP{User: t.User, Secret: t.Password}
+			if t.AuthType == 2 {
+				kt.CHAP.MutualUser, kt.CHAP.MutualSecret = t.MutualUser, t.MutualPassword
+			}
+		}
+		ks.ISCSI = append(ks.ISCSI, kt)
+	}
+	for _, sh := range s.st.Shares {
+		dir := s.store.shareDir(sh.VolPath, sh.Name)
+		if len(sh.NFSRules) > 0 {
+			var clients []string
+			for _, r := range sh.NFSRules {
+				opts := []string{r.Privilege, "no_subtree_check"}
+				switch r.RootSquash {
+				case "no":
+					opts = append(opts, "no_root_squash")
+				case "all", "admin":
+					opts = append(opts, "all_squash")
+				default:
+					opts = append(opts, "root_squash")
+				}
+				if r.Async {
+					opts = append(opts, "async")
+				} else {
+					opts = append(opts, "sync")
+				}
+				if r.Insecure {
+					opts = append(opts, "insecure")
+				}
+				if r.Crossmnt {
+					opts = append(opts, "crossmnt")
+				}
+				clients = append(clients, fmt.Sprintf("%s(%s)", r.Client, strings.Join(opts, ",")))
+			}
+			ks.NFS = append(ks.NFS, kernel.Export{Path: sh.VolPath + "/" + sh.Name, Source: dir, Options: strings.Join(clients, " ")})
+			continue
+		}
+		ks.SMB = append(ks.SMB, kernel.Share{Name: sh.Name, Path: dir, Guest: len(sh.Permissions) == 0})
+	}
+	return ks
+}
+
+func (s *Server) syncKernelLocked() error {
+	if s.opts.Kernel == nil {
+		return nil
+	}
+	return s.opts.Kernel.Apply(s.opts.Owner, s.kernelState())
+}
