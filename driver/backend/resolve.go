@@ -106,15 +106,20 @@ var proxyIncompatible = map[string]struct{ where, why, fix string }{
 		"use zfs-local-dataset or zfs-local-zvol, or run it in its own democratic-csi deployment"},
 }
 
-// planned lists democratic-csi driver types switchyard will serve but this
-// build does not have yet: configs naming them get a clear error rather
-// than "unknown driver".
+// planned lists the democratic-csi driver types of its compatibility list
+// whose backends were added after the first ones. The full build
+// (driver/allbackends) registers every one of them, and its architecture
+// test keeps it so; a build that links fewer backends (a trimmed binary, a
+// package's test binary) answers a config naming a missing one with "not
+// in this build" rather than "unknown driver".
 var planned = []string{
-	"synology-iscsi",
+	"synology-iscsi", "synology-nfs", "synology-smb",
+	"nfs-client", "smb-client", "lustre-client", "node-manual",
+	"zfs-local-dataset", "zfs-local-zvol",
 }
 
 // Planned returns the planned driver types (for the architecture test that
-// keeps a registered type off this list).
+// checks the full build registers them).
 func Planned() []string { return slices.Clone(planned) }
 
 // suggest is the known name closest to name, if it is a likely typo (at

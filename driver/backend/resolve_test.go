@@ -2,6 +2,7 @@ package backend
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,11 @@ func init() {
 }
 
 func TestResolve(t *testing.T) {
+	// The full build registers every real planned type (this test binary
+	// links them all through fuzz_test.go), so one stands in here.
+	saved := planned
+	planned = append(slices.Clone(planned), "resolve-planned")
+	t.Cleanup(func() { planned = saved })
 	tests := []struct {
 		yaml  string
 		kind  Failure
@@ -30,7 +36,7 @@ func TestResolve(t *testing.T) {
 		{"driver: proxy\n", ProxyIncompatible, "", []string{"f.yaml: driver: proxy cannot be used behind the proxy"}},
 		{"driver: objectivefs\n", ProxyIncompatible, "", []string{"objectivefs cannot be used", "node calls never see"}},
 		{"driver: zfs-local-ephemeral-inline\n", ProxyIncompatible, "", []string{"zfs-local-ephemeral-inline cannot be used", "zfs-local-dataset"}},
-		{"driver: synology-iscsi\n", NotInThisBuild, "", []string{"synology-iscsi is not available in this build of switchyard yet", "resolve-test"}},
+		{"driver: resolve-planned\n", NotInThisBuild, "", []string{"resolve-planned is not available in this build of switchyard yet", "resolve-test"}},
 		{"driver: teleport\n", UnknownDriver, "", []string{`unknown driver "teleport"; known: `, "resolve-test"}},
 		{"driver: resolve-tset\n", UnknownDriver, "", []string{`did you mean "resolve-test"?`}},
 		{"driver: nfs-clinet\n", UnknownDriver, "", []string{`did you mean "nfs-client"?`}},
