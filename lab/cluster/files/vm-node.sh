@@ -54,6 +54,13 @@ socat "TCP-LISTEN:443,bind=$SERVICE_IP,fork,reuseaddr" "TCP:$APISERVER" >"$LOGS/
 # (there is no systemd to socket-activate it).
 iscsid || say "iscsid did not start"
 
+# The image store (lab/cluster vmstore.go): containerd's root with the
+# images already imported by the host, on a disk of its own (a throw-away
+# snapshot of a cached file). Then there is nothing to import.
+if [ -n "$IMAGE_STORE" ]; then
+	mount "LABEL=$IMAGE_STORE" /var/lib/containerd || fail "mounting the image store (label $IMAGE_STORE)"
+fi
+
 containerd --config /lab/node/containerd.toml >"$LOGS/containerd.log" 2>&1 &
 i=0
 until ctr version >/dev/null 2>&1; do
