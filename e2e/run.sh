@@ -222,7 +222,7 @@ kc -n $NS create secret generic switchyard-e2e-connections --from-file="$WORK/co
 kc -n $NS create secret generic switchyard-e2e-zones-connections --dry-run=client -o yaml | kc apply -f - >&2
 noproxy "$HELM" upgrade --install switchyard deploy/charts/switchyard -n $NS "${values[@]}" --wait --timeout 10m >&2
 noproxy "$HELM" upgrade --install switchyard-zones deploy/charts/switchyard -n $NS -f "$IMGDIR/lab-values.yaml" -f e2e/deploy/zones-values.yaml \
-	--set "controller.nodeSelector.kubernetes\.io/hostname=$HOST_NODE" --wait --timeout 10m >&2
+	--set "controller.nodeSelector.kubernetes\.io/hostname=$HOST_NODE" --set "node.nodeSelector.kubernetes\.io/hostname=$HOST_NODE" --wait --timeout 10m >&2
 if [ "${E2E_KEEP:-0}" != 1 ]; then
 	cleanups+=("step 'uninstall'; noproxy '$HELM' uninstall -n $NS switchyard-zones switchyard --wait --timeout 5m >&2")
 fi
