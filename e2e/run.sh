@@ -212,7 +212,8 @@ if grep -q '"infinia"' "$WORK/lab.json"; then
 	if [ ! -e /etc/nvme/hostnqn ]; then
 		mkdir -p /etc/nvme
 		echo "nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)" >/etc/nvme/hostnqn
-		cleanups+=("rm -f /etc/nvme/hostnqn; rmdir /etc/nvme 2>/dev/null")
+		# (kept with the cluster: a node plugin restarting on the host needs it)
+		[ "${E2E_KEEP:-0}" = 1 ] || cleanups+=("rm -f /etc/nvme/hostnqn; rmdir /etc/nvme 2>/dev/null")
 	fi
 fi
 
