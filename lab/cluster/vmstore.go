@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -41,7 +42,9 @@ func vmImageStore(ctx context.Context, images []string) (string, error) {
 	}
 	dir := filepath.Join(vmStoreCacheDir, key)
 	disk := filepath.Join(dir, vmStoreFile)
+	now := time.Now()
 	if _, err := os.Stat(disk); err == nil {
+		_ = os.Chtimes(dir, now, now) // last used: what pruning keeps
 		return disk, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -52,7 +55,39 @@ func vmImageStore(ctx context.Context, images []string) (string, error) {
 		os.Remove(tmp)
 		return "", err
 	}
-	return disk, os.Rename(tmp, disk)
+	if err := os.Rename(tmp, disk); err != nil {
+		return "", err
+	}
+	pruneVMStores(vmStoreCacheDir, vmStoresKept)
+	return disk, nil
+}
+
+// vmStoresKept is how many stores the cache keeps. The switchyard images
+// change with every commit, and with them the key: without pruning, each
+// commit would leave a store of about 1.2 GB behind.
+const vmStoresKept = 2
+
+// pruneVMStores removes all but the keep most recently used stores in
+// cache (one cluster runs per machine, so no other start is using them).
+func pruneVMStores(cache string, keep int) {
+	ents, err := os.ReadDir(cache)
+	if err != nil {
+		return
+	}
+	type store struct {
+		path string
+		used time.Time
+	}
+	var stores []store
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && e.IsDir() {
+			stores = append(stores, store{filepath.Join(cache, e.Name()), info.ModTime()})
+		}
+	}
+	sort.Slice(stores, func(i, j int) bool { return stores[i].used.After(stores[j].used) })
+	for i := keep; i < len(stores); i++ {
+		_ = os.RemoveAll(stores[i].path)
+	}
 }
 
 // vmStoreKey is the content key of a store: the images' bytes, their

@@ -95,3 +95,28 @@ func TestVMStoreKey(t *testing.T) {
 		t.Error("the key ignores the content")
 	}
 }
+
+// Pruning keeps the most recently used stores and removes the others.
+func TestPruneVMStores(t *testing.T) {
+	cache := t.TempDir()
+	base := time.Now().Add(-time.Hour)
+	for i, name := range []string{"old", "newest", "middle"} {
+		d := filepath.Join(cache, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		at := base.Add(time.Duration([]int{0, 30, 10}[i]) * time.Minute)
+		if err := os.Chtimes(d, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruneVMStores(cache, 2)
+	var left []string
+	ents, _ := os.ReadDir(cache)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, ",") != "middle,newest" {
+		t.Errorf("left %v, want middle and newest", left)
+	}
+}
