@@ -53,11 +53,12 @@ t0=$(date +%s)
 # noproxy; lab/cluster drops the variables for the cluster's own
 # processes (kube-apiserver, kubelets, containerd: lab/cluster/proc.go).
 PROXY_VARS=(http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY)
-noproxy() {
-	local v unset=()
-	for v in "${PROXY_VARS[@]}"; do unset+=(-u "$v"); done
-	env "${unset[@]}" "$@"
-}
+NOPROXY=(env)
+for v in "${PROXY_VARS[@]}"; do NOPROXY+=(-u "$v"); done
+noproxy() { "${NOPROXY[@]}" "$@"; }
+# (Background processes run "${NOPROXY[@]}" directly: env execs the
+# program, so $! is its pid; a function would fork a shell in between,
+# and killing $! would leave the program running.)
 for v in "${PROXY_VARS[@]}"; do
 	if [ -n "${!v:-}" ]; then say "$v is set: the cluster, kubectl, helm and the suites run without it (builds keep it)"; fi
 done
@@ -179,7 +180,7 @@ fi
 if ! pgrep -x snapshot-controller >/dev/null && ! kc get pods -A -o name 2>/dev/null | grep -q snapshot-controller; then
 	step "snapshot-controller (the cluster runs none)"
 	sidecars
-	noproxy "$SIDECARS/bin/snapshot-controller" --kubeconfig="$KUBECONFIG" --leader-election=false --enable-distributed-snapshotting \
+	"${NOPROXY[@]}" "$SIDECARS/bin/snapshot-controller" --kubeconfig="$KUBECONFIG" --leader-election=false --enable-distributed-snapshotting \
 		>"$ART/snapshot-controller.log" 2>&1 &
 	sc_pid=$!
 	cleanups+=("kill $sc_pid 2>/dev/null; wait $sc_pid 2>/dev/null")
@@ -193,7 +194,7 @@ else
 	# No VM: a ZFS simulator on the host lets the topology and limit
 	# specs make volumes (nothing mounts them here).
 	mkdir -p "$WORK/zfs"
-	noproxy bin/switchyard-lab zfs-ssh --listen 127.0.0.1:$HOST_ZFS_PORT --state "$WORK/zfs" --password switchyard-lab \
+	"${NOPROXY[@]}" bin/switchyard-lab zfs-ssh --listen 127.0.0.1:$HOST_ZFS_PORT --state "$WORK/zfs" --password switchyard-lab \
 		>"$ART/host-zfs-ssh.log" 2>&1 &
 	zfs_pid=$!
 	cleanups+=("kill $zfs_pid 2>/dev/null; wait $zfs_pid 2>/dev/null")
