@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/switchyard-csi/switchyard/lab/cluster"
+	"github.com/switchyard-csi/switchyard/lab/testtier"
+	"github.com/switchyard-csi/switchyard/lab/vm"
 )
 
 const clusterUsage = `usage: switchyard-lab cluster <command> [flags]
@@ -25,7 +27,11 @@ const clusterUsage = `usage: switchyard-lab cluster <command> [flags]
                       stop it and clean the host (mounts, devices, cgroups); the state dir stays
   status [--state-dir D]
                       the cluster's processes, apiserver readiness and nodes
-  check               say whether this machine can run the local cluster
+  check [--tier] [--vm]
+                      say whether this machine can run the local cluster (--vm: and the storage
+                      VM's node). --tier answers for make e2e as lab/testtier does for tests: exit 0
+                      can run; 3 cannot, skip (the reason on stdout); 1 cannot, and LAB_REQUIRE
+                      names the tier (cluster, or vm with --vm), so the run must fail.
 
 Root only. The Kubernetes binaries come from scripts/ensure-kube.sh (make cluster-up runs it).
 `
@@ -41,12 +47,12 @@ func clusterCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	stateDir := fs.String("state-dir", cluster.DefaultStateDir, "the cluster's state directory")
 	switch args[0] {
 	case "check":
-		if ok, why := cluster.Available(); !ok {
-			fmt.Fprintln(stderr, "cluster: not available:", why)
-			return 1
+		tier := fs.Bool("tier", false, "answer for a test tier: exit 3 (skip, with the reason) when the cluster cannot run, 1 when LAB_REQUIRE requires it")
+		withVM := fs.Bool("vm", false, "also check the storage VM's node (tier vm)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return 2
 		}
-		fmt.Fprintln(stdout, "cluster: available")
-		return 0
+		return clusterCheck(*tier, *withVM, stdout, stderr)
 	case "up":
 		withVM := fs.Bool("vm", false, "also start a kubelet node in the storage VM")
 		fresh := fs.Bool("fresh", false, "remove the state dir first (a cold start)")
@@ -133,6 +139,57 @@ func clusterStatus(ctx context.Context, stateDir string, stdout, stderr io.Write
 	}
 	fmt.Fprint(stdout, string(out))
 	return 0
+}
+
+// Exit codes of cluster check --tier.
+const (
+	checkRuns = 0
+	checkFail = 1
+	checkSkip = 3
+)
+
+// tierNeed is one tier cluster check looks at, and how to tell whether
+// this machine can run it.
+type tierNeed struct {
+	name      string
+	available func() (bool, string)
+}
+
+// clusterCheck says whether the local cluster (and with withVM the storage
+// VM's node) can run here.
+func clusterCheck(tier, withVM bool, stdout, stderr io.Writer) int {
+	needs := []tierNeed{{testtier.Cluster, cluster.Available}}
+	if withVM {
+		needs = append(needs, tierNeed{testtier.VM, vm.Available})
+	}
+	return checkTiers(tier, needs, stdout, stderr)
+}
+
+// checkTiers answers for the first of needs that cannot run. With tier it
+// decides as lab/testtier.Need does: a tier that cannot run is skipped
+// with its reason unless LAB_REQUIRE names it, so make e2e on a machine
+// without the cluster says why instead of failing half-way, and CI, which
+// requires the tier, fails loudly.
+func checkTiers(tier bool, needs []tierNeed, stdout, stderr io.Writer) int {
+	for _, n := range needs {
+		ok, why := n.available()
+		if ok {
+			continue
+		}
+		switch {
+		case !tier:
+			fmt.Fprintf(stderr, "cluster: not available (%s): %s\n", n.name, why)
+			return checkFail
+		case testtier.Required(n.name):
+			fmt.Fprintf(stderr, "tier %q is required (LAB_REQUIRE=%s) but cannot run: %s\n", n.name, os.Getenv("LAB_REQUIRE"), why)
+			return checkFail
+		default:
+			fmt.Fprintf(stdout, "tier %q skipped: %s\n", n.name, why)
+			return checkSkip
+		}
+	}
+	fmt.Fprintln(stdout, "cluster: available")
+	return checkRuns
 }
 
 // multiFlag is a repeatable string flag.

@@ -241,7 +241,23 @@ func (v *VMNodeStarter) StartNode(ctx context.Context, c *Local) error {
 	if err := share.prepare(); err != nil {
 		return fmt.Errorf("vmnode: %w", err)
 	}
-	for _, tar := range append(append([]string{pauseTar}, c.o.Images...), o.Images...) {
+	tars := append(append([]string{pauseTar}, c.o.Images...), o.Images...)
+	// The images ready in a store disk (built on the host once per set of
+	// images), else the guest imports the tarballs from the share.
+	var disks []string
+	if err := c.step("vm: image store", func() error {
+		disk, err := vmImageStore(ctx, tars)
+		if err == nil {
+			disks, cfg.ImageStore = []string{disk}, VMStoreLabel
+		}
+		return err
+	}); err != nil {
+		c.logf("vmnode: no image store (%v): the guest imports the images (minutes under TCG)", err)
+	}
+	for _, tar := range tars {
+		if cfg.ImageStore != "" {
+			break
+		}
 		name := fmt.Sprintf("%02d-%s", len(cfg.Images), filepath.Base(tar))
 		if err := vmLinkOrCopy(tar, share.path("images", name)); err != nil {
 			return fmt.Errorf("vmnode: image %s: %w", tar, err)
@@ -277,7 +293,7 @@ func (v *VMNodeStarter) StartNode(ctx context.Context, c *Local) error {
 		return fmt.Errorf("vmnode: writing the share: %w", err)
 	}
 	argv, err := img.Command(vm.RunOptions{
-		Share: share.dir, Udev: true, MemoryMB: o.MemoryMB, CPUs: o.CPUs, Forward: forwards,
+		Share: share.dir, Udev: true, MemoryMB: o.MemoryMB, CPUs: o.CPUs, Forward: forwards, Disks: disks,
 		GuestForward: []vm.GuestForward{{GuestAddr: vm.APIServerGuestAddr, GuestPort: vmAPIServerGuestPort, HostPort: APIServerPort}},
 	})
 	if err != nil {

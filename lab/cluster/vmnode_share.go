@@ -59,8 +59,11 @@ type vmShareConfig struct {
 	APIServer    string // host:port of the apiserver as the guest reaches it
 	Labels       map[string]string
 	Images       []string // tarball file names under /lab/images, in import order
-	Simulators   []vmSimulatorCommand
-	KubeletArgs  []string // the node files' flags (KubeletArgs), guest paths
+	// ImageStore is the filesystem label of a disk holding containerd's
+	// root with the images imported (vmstore.go); empty: import Images.
+	ImageStore  string
+	Simulators  []vmSimulatorCommand
+	KubeletArgs []string // the node files' flags (KubeletArgs), guest paths
 }
 
 // vmSimulatorCommand is one simulator's command line in the guest.
@@ -133,6 +136,7 @@ func vmNodeEnv(c vmShareConfig) string {
 		{"SERVICE_IP", c.ServiceIP},
 		{"APISERVER", c.APIServer},
 		{"IMAGES", strings.Join(c.Images, " ")},
+		{"IMAGE_STORE", c.ImageStore},
 		{"SIMULATORS", strings.Join(sims, " ")},
 		{"KUBELET_ARGS", strings.Join(args, " ")},
 	} {

@@ -104,6 +104,7 @@ func TestVMShareFiles(t *testing.T) {
 		SandboxImage: "switchyard.local/lab/pause:1", ServiceIP: "10.96.0.1", APIServer: "10.0.2.100:6443",
 		Labels:      map[string]string{ZoneLabel: "vm", VMNodeLabel: "true"},
 		Images:      []string{"00-pause.tar", "01-busybox.tar"},
+		ImageStore:  VMStoreLabel,
 		KubeletArgs: KubeletArgs(vmGuestNodeDir, "storage-vm", "10.250.0.2"),
 		Simulators: []vmSimulatorCommand{vmSimulatorCmd(VMSimulator{Kind: SimZFSSSH, Name: "zfs", HostPort: 17022,
 			Args: []string{"--password", `it's secret`}})},
@@ -130,11 +131,11 @@ func TestVMShareFiles(t *testing.T) {
 	if cni := read("node", "cni.conflist"); !strings.Contains(cni, `"subnet": "10.244.217.0/24"`) {
 		t.Errorf("cni.conflist: %s", cni)
 	}
-	out, err := exec.Command("sh", "-c", `. "$1"; printf '%s|%s|%s|%s\n' "$NODE_NAME" "$IMAGES" "$SIMULATORS" "$KUBELET_ARGS"`, "sh", s.path("node", "node.env")).CombinedOutput()
+	out, err := exec.Command("sh", "-c", `. "$1"; printf '%s|%s|%s|%s|%s\n' "$NODE_NAME" "$IMAGES" "$IMAGE_STORE" "$SIMULATORS" "$KUBELET_ARGS"`, "sh", s.path("node", "node.env")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("sourcing node.env: %v: %s", err, out)
 	}
-	want := "storage-vm|00-pause.tar 01-busybox.tar|zfs|--config=/lab/node/kubelet-config.yaml --kubeconfig=/lab/node/kubeconfig" +
+	want := "storage-vm|00-pause.tar 01-busybox.tar|lab-ctrd-store|zfs|--config=/lab/node/kubelet-config.yaml --kubeconfig=/lab/node/kubeconfig" +
 		" --hostname-override=storage-vm --node-ip=10.250.0.2 --v=2 --node-labels=lab.switchyard.io/storage-vm=true,topology.kubernetes.io/zone=vm\n"
 	if string(out) != want {
 		t.Errorf("node.env gives\n%s\nwant\n%s", out, want)

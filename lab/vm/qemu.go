@@ -67,6 +67,10 @@ type RunOptions struct {
 	// host services (restrict=on still blocks everything else). They need
 	// socat on the host.
 	GuestForward []GuestForward
+	// Disks are more raw disk images, attached after the root disk
+	// (/dev/vdb, ...) and, like it, as throw-away snapshots: the guest's
+	// writes never reach the files, so a cached disk stays as it was.
+	Disks []string
 	// Timeout of the whole boot; Run's default is DefaultTimeout, Start
 	// has none.
 	Timeout time.Duration
@@ -163,7 +167,11 @@ func qemuArgs(img *Image, o RunOptions, socat string) []string {
 			nic += "," + qemuEscape(fmt.Sprintf("guestfwd=tcp:%s:%d-cmd:%s STDIO TCP:127.0.0.1:%d", f.GuestAddr, f.GuestPort, socat, f.HostPort))
 		}
 	}
-	return []string{
+	var disks []string
+	for _, d := range o.Disks {
+		disks = append(disks, "-drive", "file="+qemuEscape(d)+",if=virtio,format=raw,snapshot=on")
+	}
+	return append([]string{
 		"-accel", "tcg,thread=multi", "-cpu", "max",
 		"-m", strconv.Itoa(o.MemoryMB), "-smp", strconv.Itoa(o.CPUs),
 		"-nographic", "-no-reboot",
@@ -172,7 +180,7 @@ func qemuArgs(img *Image, o RunOptions, socat string) []string {
 		"-drive", "file=" + qemuEscape(img.Disk) + ",if=virtio,format=raw,snapshot=on",
 		"-virtfs", "local,path=" + qemuEscape(o.Share) + ",mount_tag=lab,security_model=none,id=lab",
 		"-nic", nic,
-	}
+	}, disks...)
 }
 
 // qemuEscape doubles commas, QEMU's option separator, in a path.

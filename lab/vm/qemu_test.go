@@ -142,3 +142,24 @@ func TestLineWatcherAndTail(t *testing.T) {
 		t.Errorf("lastLines %q", got)
 	}
 }
+
+// More disks come after the root disk (so the guest sees them as vdb, ...)
+// and, like it, as snapshots: a cached disk is never written.
+func TestQemuArgsDisks(t *testing.T) {
+	img := &Image{Kernel: "/k", Initrd: "/i", Disk: "/d/root.img"}
+	args := qemuArgs(img, withMachineDefaults(RunOptions{Share: "/s", Disks: []string{"/c/store,1.img", "/c/two.img"}}), "")
+	var drives []string
+	for i, a := range args {
+		if a == "-drive" {
+			drives = append(drives, args[i+1])
+		}
+	}
+	want := []string{
+		"file=/d/root.img,if=virtio,format=raw,snapshot=on",
+		"file=/c/store,,1.img,if=virtio,format=raw,snapshot=on",
+		"file=/c/two.img,if=virtio,format=raw,snapshot=on",
+	}
+	if strings.Join(drives, "\n") != strings.Join(want, "\n") {
+		t.Errorf("drives\n%s\nwant\n%s", strings.Join(drives, "\n"), strings.Join(want, "\n"))
+	}
+}

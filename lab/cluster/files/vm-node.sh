@@ -50,9 +50,23 @@ cp /lab/node/cni.conflist /etc/cni/net.d/10-lab.conflist
 ip addr add "$SERVICE_IP/32" dev lo || fail "adding $SERVICE_IP"
 socat "TCP-LISTEN:443,bind=$SERVICE_IP,fork,reuseaddr" "TCP:$APISERVER" >"$LOGS/service-forwarder.log" 2>&1 &
 
+# The storage clients a node loads at boot: nvme connect fails with "Failed
+# to scan topology" while nvme-tcp (with nvme-fabrics and nvme-core) is not
+# loaded, and the node plugin's container cannot load modules itself.
+for m in nvme-tcp iscsi_tcp nfs nfsv4 cifs; do
+	modprobe "$m" || say "modprobe $m failed"
+done
+
 # The initiators' daemon: node plugins run iscsiadm, which talks to it
 # (there is no systemd to socket-activate it).
 iscsid || say "iscsid did not start"
+
+# The image store (lab/cluster vmstore.go): containerd's root with the
+# images already imported by the host, on a disk of its own (a throw-away
+# snapshot of a cached file). Then there is nothing to import.
+if [ -n "$IMAGE_STORE" ]; then
+	mount "LABEL=$IMAGE_STORE" /var/lib/containerd || fail "mounting the image store (label $IMAGE_STORE)"
+fi
 
 containerd --config /lab/node/containerd.toml >"$LOGS/containerd.log" 2>&1 &
 i=0
