@@ -202,7 +202,10 @@ func dialUntilGreeted(ctx context.Context, addr string) string {
 	for ctx.Err() == nil {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
-			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			// The guest serves once: a greeting still in flight when this
+			// deadline passes is lost for good, and under TCG on a loaded
+			// host QEMU's user network can take seconds to pass it on.
+			c.SetReadDeadline(time.Now().Add(45 * time.Second))
 			line, err := bufio.NewReader(c).ReadString('\n')
 			c.Close()
 			if err == nil {
