@@ -142,6 +142,12 @@ if [ "$PROVIDER" = local ]; then
 	KUBECTL="$KUBEBIN/kubectl"
 	HOST_NODE=lab-host
 	VMJSON=$STATE/vm/storage-vm/vmnode.json
+	if [ "$VM" != 1 ]; then
+		# The cluster's etcd outlives its processes (a warm start): the
+		# storage VM's Node from an earlier --vm run would keep DaemonSet
+		# pods "Running" at an address nothing answers on any more.
+		noproxy "$KUBECTL" delete node storage-vm --ignore-not-found >&2
+	fi
 	export E2E_KUBELET_LOGS="$STATE/logs/*.log,$STATE/vm/*/logs/*.log"
 else
 	step "cluster (kind)"

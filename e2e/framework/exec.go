@@ -48,7 +48,11 @@ func (f *F) WaitConnectionFile(ctx context.Context, release, conn, content strin
 		}
 		checked := 0
 		for _, p := range pods.Items {
-			if p.Status.Phase != corev1.PodRunning {
+			// Only pods that serve: not one being deleted, and not one on
+			// a node that is not Ready (a node of an earlier run, such as
+			// the storage VM's when this run has none, keeps its pods
+			// "Running" with an address nothing answers on).
+			if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !f.nodeReady(ctx, p.Spec.NodeName) {
 				continue
 			}
 			for _, c := range p.Spec.Containers {
@@ -72,6 +76,20 @@ func (f *F) WaitConnectionFile(ctx context.Context, release, conn, content strin
 		return true, "", nil
 	}))
 	return time.Since(start)
+}
+
+// nodeReady reports whether node's Ready condition is True.
+func (f *F) nodeReady(ctx context.Context, node string) bool {
+	n, err := f.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func mounts(c corev1.Container, path string) bool {
