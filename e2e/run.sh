@@ -146,7 +146,11 @@ if [ "$PROVIDER" = local ]; then
 		# The cluster's etcd outlives its processes (a warm start): the
 		# storage VM's Node from an earlier --vm run would keep DaemonSet
 		# pods "Running" at an address nothing answers on any more.
+		# Its pods go now too, not at the pod collector's leisure while a
+		# spec counts the driver's pods.
 		noproxy "$KUBECTL" delete node storage-vm --ignore-not-found >&2
+		noproxy "$KUBECTL" delete pods --all-namespaces --field-selector spec.nodeName=storage-vm \
+			--force --grace-period=0 --ignore-not-found >&2 || true
 	fi
 	export E2E_KUBELET_LOGS="$STATE/logs/*.log,$STATE/vm/*/logs/*.log"
 else
