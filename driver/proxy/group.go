@@ -156,24 +156,13 @@ func (g *Group) GetVolumeGroupSnapshot(ctx context.Context, req *csipb.GetVolume
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "%s: group snapshot %s does not exist (not a handle of this driver)", method, echo.Quote(req.GetGroupSnapshotId()))
 	}
-	ids, err := g.realSnapshotIDs(method, conn, req.GetSnapshotIds())
+	resp, err := onGroupBackend(ctx, g, method, conn, req.GetSnapshotIds(), func(bg csipb.GroupControllerServer, ids []string) (*csipb.GetVolumeGroupSnapshotResponse, error) {
+		fwd := proto.Clone(req).(*csipb.GetVolumeGroupSnapshotRequest)
+		fwd.GroupSnapshotId, fwd.SnapshotIds = id, ids
+		return bg.GetVolumeGroupSnapshot(ctx, fwd)
+	})
 	if err != nil {
 		return nil, err
-	}
-	l, err := g.p.conns.Acquire(ctx, conn, false)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Release()
-	bg, err := backendGroup(l, method)
-	if err != nil {
-		return nil, err
-	}
-	fwd := proto.Clone(req).(*csipb.GetVolumeGroupSnapshotRequest)
-	fwd.GroupSnapshotId, fwd.SnapshotIds = id, ids
-	resp, err := bg.GetVolumeGroupSnapshot(ctx, fwd)
-	if err != nil {
-		return nil, backendErr(l, method, err)
 	}
 	if err := decorateGroup(conn, resp.GetGroupSnapshot()); err != nil {
 		return nil, status.Errorf(codes.Internal, "%s: %v", method, err)
@@ -191,24 +180,34 @@ func (g *Group) DeleteVolumeGroupSnapshot(ctx context.Context, req *csipb.Delete
 		g.p.log.Info("group snapshot handle is not a proxy handle; probably a group of another driver", "group_snapshot_id", req.GetGroupSnapshotId())
 		return &csipb.DeleteVolumeGroupSnapshotResponse{}, nil
 	}
-	ids, err := g.realSnapshotIDs(method, conn, req.GetSnapshotIds())
+	return onGroupBackend(ctx, g, method, conn, req.GetSnapshotIds(), func(bg csipb.GroupControllerServer, ids []string) (*csipb.DeleteVolumeGroupSnapshotResponse, error) {
+		fwd := proto.Clone(req).(*csipb.DeleteVolumeGroupSnapshotRequest)
+		fwd.GroupSnapshotId, fwd.SnapshotIds = id, ids
+		return bg.DeleteVolumeGroupSnapshot(ctx, fwd)
+	})
+}
+
+// onGroupBackend is the common path of Get and Delete: the members'
+// handles made backend ids, the connection leased, its group controller
+// called by fn with them; a backend error names the connection.
+func onGroupBackend[R any](ctx context.Context, g *Group, method, conn string, handles []string, fn func(csipb.GroupControllerServer, []string) (R, error)) (R, error) {
+	var zero R
+	ids, err := g.realSnapshotIDs(method, conn, handles)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	l, err := g.p.conns.Acquire(ctx, conn, false)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer l.Release()
 	bg, err := backendGroup(l, method)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	fwd := proto.Clone(req).(*csipb.DeleteVolumeGroupSnapshotRequest)
-	fwd.GroupSnapshotId, fwd.SnapshotIds = id, ids
-	resp, err := bg.DeleteVolumeGroupSnapshot(ctx, fwd)
+	resp, err := fn(bg, ids)
 	if err != nil {
-		return nil, backendErr(l, method, err)
+		return zero, backendErr(l, method, err)
 	}
 	return resp, nil
 }
