@@ -144,11 +144,7 @@ func (s *SSH) runSession(ctx context.Context, c *sshConn, sess *ssh.Session, lin
 		return lost, newExecutorError(ErrUnreachable, "%s: %v", prefix, err)
 	}
 	if err := sess.Start(line); err != nil {
-		// x/crypto's refusal message quotes the command: never repeat it.
-		if strings.HasPrefix(err.Error(), "ssh: command ") && strings.HasSuffix(err.Error(), " failed") {
-			return lost, newExecutorError(ErrUnreachable, "%s: the server refused to run the command", prefix)
-		}
-		return lost, newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, err)
+		return lost, startError(prefix, err)
 	}
 	go func() {
 		_, _ = stdin.Write(opts.Stdin)
@@ -192,4 +188,14 @@ func sshSleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// startError classifies a failed session Start: the server refusing the
+// exec request, or the connection lost while sending it (the command may
+// have run). x/crypto's refusal message quotes the command: never repeat it.
+func startError(prefix string, err error) error {
+	if strings.HasPrefix(err.Error(), "ssh: command ") && strings.HasSuffix(err.Error(), " failed") {
+		return newExecutorError(ErrUnreachable, "%s: the server refused to run the command", prefix)
+	}
+	return newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, err)
 }

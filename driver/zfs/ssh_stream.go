@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,10 +65,7 @@ func (s *SSH) streamSession(ctx context.Context, c *sshConn, sess *ssh.Session, 
 		return lost, newExecutorError(ErrUnreachable, "%s: %v", prefix, err)
 	}
 	if err := sess.Start(line); err != nil {
-		if strings.HasPrefix(err.Error(), "ssh: command ") && strings.HasSuffix(err.Error(), " failed") {
-			return lost, newExecutorError(ErrUnreachable, "%s: the server refused to run the command", prefix)
-		}
-		return lost, newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, err)
+		return lost, startError(prefix, err)
 	}
 
 	// Input: copied until the reader ends; a reader that fails ends the
