@@ -5,12 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
+	"github.com/switchyard-csi/switchyard/lab/loadgen"
 	"github.com/switchyard-csi/switchyard/lab/truenashost"
 	"github.com/switchyard-csi/switchyard/simulators/truenas"
 )
@@ -106,35 +106,11 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 				}
 				run := func(op func(i int) error) time.Duration {
 					h.Server.ResetCalls()
-					work := make(chan int, volumes)
-					for i := 0; i < volumes; i++ {
-						work <- i
+					wall, err := loadgen.Spread(volumes, callers, op)
+					if err != nil {
+						b.Fatal(err)
 					}
-					close(work)
-					var wg sync.WaitGroup
-					var mu sync.Mutex
-					var first error
-					t0 := time.Now()
-					for w := 0; w < callers; w++ {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for i := range work {
-								if err := op(i); err != nil {
-									mu.Lock()
-									if first == nil {
-										first = err
-									}
-									mu.Unlock()
-								}
-							}
-						}()
-					}
-					wg.Wait()
-					if first != nil {
-						b.Fatal(first)
-					}
-					return time.Since(t0)
+					return wall
 				}
 				before := h.Server.Stats()
 				ids := make([]string, volumes)
