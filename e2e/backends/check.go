@@ -25,7 +25,7 @@ import (
 func zfsLeftovers(ctx context.Context, addr, user, password, pool, conn string) ([]string, error) {
 	var left []string
 	for _, parent := range []string{pool + "/k8s/" + conn, pool + "/k8s/" + conn + "-snapshots"} {
-		out, err := sshRun(ctx, addr, user, password, "zfs list -H -o name -t all -r "+parent)
+		out, err := SSHRun(ctx, addr, user, password, "zfs list -H -o name -t all -r "+parent)
 		if err != nil {
 			if strings.Contains(out, "does not exist") {
 				continue
@@ -43,7 +43,7 @@ func zfsLeftovers(ctx context.Context, addr, user, password, pool, conn string) 
 
 // zfsSize reads a numeric property (refquota, volsize) of a dataset.
 func zfsSize(ctx context.Context, addr, user, password, dataset, prop string) (int64, error) {
-	out, err := sshRun(ctx, addr, user, password, "zfs get -Hp -o value "+prop+" "+dataset)
+	out, err := SSHRun(ctx, addr, user, password, "zfs get -Hp -o value "+prop+" "+dataset)
 	if err != nil {
 		return 0, fmt.Errorf("zfs get %s %s: %v: %s", prop, dataset, err, out)
 	}
@@ -54,8 +54,10 @@ func zfsSize(ctx context.Context, addr, user, password, dataset, prop string) (i
 	return n, nil
 }
 
-// sshRun runs one command; the output is stdout and stderr together.
-func sshRun(ctx context.Context, addr, user, password, cmd string) (string, error) {
+// SSHRun runs one command on a lab storage host over SSH (password login,
+// host key not pinned: the lab starts the host on loopback with a new key
+// each run); the output is stdout and stderr together.
+func SSHRun(ctx context.Context, addr, user, password, cmd string) (string, error) {
 	cfg := &ssh.ClientConfig{
 		User: user,
 		Auth: []ssh.AuthMethod{ssh.Password(password)},

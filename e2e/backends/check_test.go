@@ -55,7 +55,7 @@ func TestZFSLeftoversAskTheSimulator(t *testing.T) {
 	addr := startSim(t, "zfs-ssh", "--password", "pw", "--nvmet-port", "")
 	ctx := context.Background()
 	for _, c := range []string{"zfs create -p tank/k8s/c1/pvc-1", "zfs snapshot tank/k8s/c1/pvc-1@snap-1", "zfs create -p tank/k8s/c1-snapshots/x"} {
-		if out, err := sshRun(ctx, addr, "root", "pw", c); err != nil {
+		if out, err := SSHRun(ctx, addr, "root", "pw", c); err != nil {
 			t.Fatalf("%s: %v %s", c, err, out)
 		}
 	}
@@ -67,7 +67,7 @@ func TestZFSLeftoversAskTheSimulator(t *testing.T) {
 	if !reflect.DeepEqual(left, want) {
 		t.Errorf("left %v, want %v", left, want)
 	}
-	if out, err := sshRun(ctx, addr, "root", "pw", "zfs set refquota=2147483648 tank/k8s/c1/pvc-1"); err != nil {
+	if out, err := SSHRun(ctx, addr, "root", "pw", "zfs set refquota=2147483648 tank/k8s/c1/pvc-1"); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
 	if n, err := zfsSize(ctx, addr, "root", "pw", "tank/k8s/c1/pvc-1", "refquota"); err != nil || n != 2<<30 {

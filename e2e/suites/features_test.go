@@ -20,7 +20,6 @@ package suites
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -28,7 +27,6 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -295,29 +293,9 @@ func zfsGetProp(ctx context.Context, ds, prop string) (string, error) {
 	if addr == "" {
 		addr = z.SSH
 	}
-	cfg := &ssh.ClientConfig{User: z.User, Auth: []ssh.AuthMethod{ssh.Password(z.Password)},
-		HostKeyCallback: ssh.InsecureIgnoreHostKey(), // the lab's simulator on loopback, a new key each run
-		Timeout:         15 * time.Second}
-	d := net.Dialer{Timeout: 15 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	c, chans, reqs, err := ssh.NewClientConn(nc, addr, cfg)
-	if err != nil {
-		nc.Close()
-		return "", err
-	}
-	client := ssh.NewClient(c, chans, reqs)
-	defer client.Close()
-	s, err := client.NewSession()
-	if err != nil {
-		return "", err
-	}
-	defer s.Close()
-	out, err := s.CombinedOutput("zfs get -H -o value " + prop + " " + ds)
+	out, err := backends.SSHRun(ctx, addr, z.User, z.Password, "zfs get -H -o value "+prop+" "+ds)
 	if err != nil {
 		return "", fmt.Errorf("zfs get %s %s: %v: %s", prop, ds, err, out)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.TrimSpace(out), nil
 }
