@@ -21,7 +21,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchyard-csi/switchyard/driver/echo"
 	"github.com/switchyard-csi/switchyard/driver/zfs"
 )
 
@@ -164,15 +163,8 @@ func (e *Engine) ControllerGetVolumeHealth(ctx context.Context, req *csi.Control
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
 	}
-	if !volumeIDOK(id) {
-		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
-	}
-	ds := e.cfg.datasetName(id)
-	if _, err := e.zfs.Get(ctx, ds, "type"); err != nil {
-		if zfs.IsNotExist(err) {
-			return nil, status.Errorf(codes.NotFound, "volume %s does not exist: dataset %s is missing", id, ds)
-		}
-		return nil, e.zfsErr(err, "reading "+ds)
+	if _, err := e.existingDataset(ctx, id); err != nil {
+		return nil, err
 	}
 	return &csi.ControllerGetVolumeHealthResponse{VolumeHealth: health(id, e.poolProblems(ctx), e.shareProblems(ctx, id))}, nil
 }

@@ -166,15 +166,9 @@ func (e *Engine) ControllerModifyVolume(ctx context.Context, req *csi.Controller
 	if err != nil {
 		return nil, err
 	}
-	if !volumeIDOK(id) {
-		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
-	}
-	ds := e.cfg.datasetName(id)
-	if _, err := e.zfs.Get(ctx, ds, "type"); err != nil {
-		if zfs.IsNotExist(err) {
-			return nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
-		}
-		return nil, e.zfsErr(err, "reading "+ds)
+	ds, err := e.existingDataset(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	if len(props) == 0 {
 		return &csi.ControllerModifyVolumeResponse{}, nil
@@ -195,4 +189,20 @@ func propList(props []zfs.Prop) string {
 		s[i] = fmt.Sprintf("%s=%s", p.Name, p.Value)
 	}
 	return strings.Join(s, " ")
+}
+
+// existingDataset is the dataset of volume id, or NOT_FOUND when id is not
+// one of this driver's or its dataset is missing (one zfs get).
+func (e *Engine) existingDataset(ctx context.Context, id string) (string, error) {
+	if !volumeIDOK(id) {
+		return "", status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
+	}
+	ds := e.cfg.datasetName(id)
+	if _, err := e.zfs.Get(ctx, ds, "type"); err != nil {
+		if zfs.IsNotExist(err) {
+			return "", status.Errorf(codes.NotFound, "volume %s does not exist: dataset %s is missing", id, ds)
+		}
+		return "", e.zfsErr(err, "reading "+ds)
+	}
+	return ds, nil
 }
