@@ -75,18 +75,37 @@ func claimOn(ctx context.Context, ns, name, conn string) {
 	f.Pod(ctx, ns, framework.Workload{Name: name, PVC: name, Script: "sleep 3600", Node: nodeFor(ctx, backends.Family{})})
 }
 
-// driverPods is the driver's pods by name with their UID and restarts.
+// driverPods is the main release's pods by name with their UID and the
+// restarts of the driver container. Only the main release: the topology
+// specs roll the zones release's controller in the same namespace, and a
+// pod of it still terminating is not a reload restart. Only the driver
+// container: a sidecar that lost its lease on a loaded machine and
+// restarted says nothing about live reload.
 func driverPods(ctx context.Context) map[string]string {
 	GinkgoHelper()
-	l, err := f.Kube.CoreV1().Pods(f.Config.DriverNamespace).List(ctx, metav1.ListOptions{})
+	l, err := f.Kube.CoreV1().Pods(f.Config.DriverNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=" + f.Config.Release})
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string]string{}
 	for _, p := range l.Items {
-		restarts := int32(0)
-		for _, c := range p.Status.ContainerStatuses {
-			restarts += c.RestartCount
+		if p.DeletionTimestamp != nil {
+			continue
 		}
-		out[p.Name] = fmt.Sprintf("%s restarts %d", p.UID, restarts)
+		state := "not started"
+		for _, c := range p.Status.ContainerStatuses {
+			if c.Name == driverContainer {
+				state = fmt.Sprintf("restarts %d", c.RestartCount)
+				if t := c.LastTerminationState.Terminated; t != nil {
+					state += fmt.Sprintf(" (last exit %d %s at %s)", t.ExitCode, t.Reason, t.FinishedAt.Format(time.RFC3339))
+				}
+			}
+		}
+		out[p.Name] = fmt.Sprintf("%s %s", p.UID, state)
 	}
+	Expect(out).NotTo(BeEmpty(), "no pod of release %s in namespace %s", f.Config.Release, f.Config.DriverNamespace)
 	return out
 }
+
+// driverContainer is the chart's name for the driver's container in the
+// controller and node pods (deploy/charts/switchyard/templates).
+const driverContainer = "switchyard"
