@@ -79,13 +79,15 @@ func lookupProgram(name string) program {
 		return targetcliCmd
 	case "nvmetcli":
 		return nvmetcliCmd
+	case "xargs":
+		return xargsCmd
 	}
 	return coreutils[name]
 }
 
 func programNames() []string {
 	names := []string{"[", "bash", "cat", "chmod", "chown", "chroot", "echo", "false", "id", "mkdir", "nfs4_setfacl", "nvmetcli",
-		"setfacl", "sh", "sleep", "sudo", "targetcli", "test", "touch", "true", "uname", "whoami", "zfs", "zpool"}
+		"setfacl", "sh", "sleep", "sudo", "targetcli", "test", "touch", "true", "uname", "whoami", "xargs", "zfs", "zpool"}
 	names = append(names, coreutilNames()...)
 	sort.Strings(names)
 	return names
@@ -107,7 +109,7 @@ func DefaultPaths() map[string]string {
 	add("nvmetcli", "/usr/sbin/nvmetcli", "/sbin/nvmetcli", "/usr/bin/nvmetcli", "/bin/nvmetcli")
 	add("sh", "/bin/sh", "/usr/bin/sh", "/bin/dash", "/usr/bin/dash")
 	for _, name := range []string{"sudo", "targetcli", "bash", "echo", "cat", "true", "false", "uname", "whoami", "id",
-		"test", "[", "chmod", "chown", "touch", "mkdir", "sleep", "setfacl", "nfs4_setfacl"} {
+		"test", "[", "chmod", "chown", "touch", "mkdir", "sleep", "setfacl", "nfs4_setfacl", "xargs"} {
 		add(name, "/usr/bin/"+name, "/bin/"+name)
 	}
 	for _, name := range coreutilNames() {

@@ -327,3 +327,94 @@ func (e *Engine) snapshotOneShot(ctx context.Context, name, srcID, id string, re
 	}
 	return &csi.CreateSnapshotResponse{Snapshot: e.snapshotFromProps(id, srcID, p)}, true, nil
 }
+
+// expandOneShot grows a volume in one exec. Whether to grow depends on the
+// size on the host (setting volsize or refquota unconditionally could
+// shrink a volume), so the program hands the size `zfs get` prints to
+// `test` through a pipe and xargs, and sets only when test says it is
+// smaller:
+//
+//	zfs get <sizes> ds; zfs get -Hp -o value volsize ds | xargs test N -gt && zfs set volsize=N ds
+//
+// Pipes, && and xargs are POSIX (every shell and host we drive has them);
+// still no command substitution, variables or conditionals. The first get
+// is the answer's read-back: the size before the call. A zvol's size is
+// rounded to its volblocksize, which the program cannot know beforehand;
+// the configured one (what every zvol this driver makes gets) is assumed
+// and checked against the read-back: a zvol with another block size whose
+// set zfs refused is grown the step-by-step way. ok is false when the call
+// must take that path.
+func (e *Engine) expandOneShot(ctx context.Context, id, ds string, r *csi.CapacityRange) (*csi.ControllerExpandVolumeResponse, bool, error) {
+	cli, ok := e.programs()
+	if !ok {
+		return nil, false, nil
+	}
+	var block int64
+	if e.cfg.kind == volume {
+		block = e.cfg.zvolBlocksize
+	}
+	size, err := e.expandSize(r, block)
+	if err != nil {
+		// Maybe only for the assumed block size: the step-by-step path
+		// decides with the real one.
+		return nil, false, nil
+	}
+	prog := []string{cli.ZFSLine(zfs.GetArgs(ds, expandProps...)...)}
+	if set := e.growProps(size); len(set) > 0 {
+		setLine := cli.ZFSLine(append([]string{"set"}, append(propArgs(set), ds)...)...)
+		if guard := e.sizeProp(); guard != "" {
+			setLine = cli.ZFSLine("get", "-Hp", "-o", "value", guard, ds) + " | " +
+				zfs.Line("xargs", "test", strconv.FormatInt(size, 10), "-gt") + " && " + setLine
+		}
+		prog = append(prog, setLine)
+	}
+	out, err := cli.RunProgram(ctx, prog...)
+	if errors.Is(err, zfs.ErrProgramTooLong) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, transportErr(e.cfg.driver, err)
+	}
+	props, _ := zfs.ParseGet(out.Stdout)
+	if len(props) == 0 {
+		rerr := &zfs.Error{Command: "zfs get", Stderr: strings.TrimSpace(out.Stderr), Code: out.Code}
+		if zfs.IsNotExist(rerr) {
+			return nil, true, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
+		}
+		return nil, true, e.zfsErr(rerr, "reading "+ds)
+	}
+	have := e.sizeOf(props)
+	if e.sizeProp() != "" && have >= size {
+		return e.expanded(have), true, nil // large enough: the guard set nothing
+	}
+	if out.Code != 0 {
+		if e.cfg.kind == volume && props.Int("volblocksize") != block {
+			return nil, false, nil // rounded for another block size
+		}
+		return nil, true, e.growErr(&zfs.Error{Command: "zfs set", Stderr: zfs.StderrOf(out.Stderr, ds), Code: out.Code}, id, ds, size)
+	}
+	return e.expanded(size), true, nil
+}
+
+// sizeProp is the property whose value sizeOf reads, the one a grow must
+// compare before it sets: none for filesystems without quotas, whose size
+// is unbounded (their refreservation, if any, is set every time, as the
+// step-by-step path does).
+func (e *Engine) sizeProp() string {
+	switch {
+	case e.cfg.kind == volume:
+		return "volsize"
+	case e.cfg.quotas:
+		return "refquota"
+	}
+	return ""
+}
+
+// propArgs are the name=value arguments of `zfs set`.
+func propArgs(props []zfs.Prop) []string {
+	a := make([]string, len(props))
+	for i, p := range props {
+		a[i] = p.Name + "=" + p.Value
+	}
+	return a
+}

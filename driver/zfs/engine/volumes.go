@@ -562,7 +562,10 @@ func (e *Engine) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 		return nil, status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
 	}
 	ds := e.cfg.datasetName(id)
-	props, err := e.zfs.Get(ctx, ds, "type", "volsize", "volblocksize", "refquota")
+	if resp, ok, err := e.expandOneShot(ctx, id, ds, req.GetCapacityRange()); ok {
+		return resp, err
+	}
+	props, err := e.zfs.Get(ctx, ds, expandProps...)
 	if zfs.IsNotExist(err) {
 		return nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
 	}
@@ -573,34 +576,59 @@ func (e *Engine) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	if e.cfg.kind == volume {
 		block = props.Int("volblocksize")
 	}
-	size, err := backend.Capacity(req.GetCapacityRange(), block)
+	size, err := e.expandSize(req.GetCapacityRange(), block)
 	if err != nil {
 		return nil, err
 	}
-	if size, err = e.atLeastMinQuota(size, req.GetCapacityRange()); err != nil {
-		return nil, err
-	}
 	if have := e.sizeOf(props); have >= size {
-		return &csi.ControllerExpandVolumeResponse{CapacityBytes: e.reportedCapacity(have), NodeExpansionRequired: e.cfg.kind == volume}, nil
+		return e.expanded(have), nil
+	}
+	if err := e.zfs.Set(ctx, ds, e.growProps(size)...); err != nil {
+		return nil, e.growErr(err, id, ds, size)
+	}
+	return e.expanded(size), nil
+}
+
+// expandProps are the properties ControllerExpandVolume reads.
+var expandProps = []string{"type", "volsize", "volblocksize", "refquota"}
+
+// expandSize is the size a capacity range asks of a volume with the given
+// block size (0 for filesystems).
+func (e *Engine) expandSize(r *csi.CapacityRange, block int64) (int64, error) {
+	size, err := backend.Capacity(r, block)
+	if err != nil {
+		return 0, err
+	}
+	return e.atLeastMinQuota(size, r)
+}
+
+// growProps are the properties that grow a volume to size.
+func (e *Engine) growProps(size int64) []zfs.Prop {
+	n := strconv.FormatInt(size, 10)
+	if e.cfg.kind == volume {
+		return []zfs.Prop{{Name: "volsize", Value: n}}
 	}
 	var set []zfs.Prop
-	if e.cfg.kind == volume {
-		set = append(set, zfs.Prop{Name: "volsize", Value: strconv.FormatInt(size, 10)})
-	} else {
-		if e.cfg.quotas {
-			set = append(set, zfs.Prop{Name: "refquota", Value: strconv.FormatInt(size, 10)})
-		}
-		if e.cfg.reservation {
-			set = append(set, zfs.Prop{Name: "refreservation", Value: strconv.FormatInt(size, 10)})
-		}
+	if e.cfg.quotas {
+		set = append(set, zfs.Prop{Name: "refquota", Value: n})
 	}
-	if err := e.zfs.Set(ctx, ds, set...); err != nil {
-		if zfs.IsOutOfSpace(err) {
-			return nil, status.Errorf(codes.OutOfRange, "cannot grow volume %s to %d bytes: %v", id, size, err)
-		}
-		return nil, e.zfsErr(err, "growing "+ds)
+	if e.cfg.reservation {
+		set = append(set, zfs.Prop{Name: "refreservation", Value: n})
 	}
-	return &csi.ControllerExpandVolumeResponse{CapacityBytes: e.reportedCapacity(size), NodeExpansionRequired: e.cfg.kind == volume}, nil
+	return set
+}
+
+func (e *Engine) growErr(err error, id, ds string, size int64) error {
+	if zfs.IsOutOfSpace(err) {
+		return status.Errorf(codes.OutOfRange, "cannot grow volume %s to %d bytes: %v", id, size, err)
+	}
+	return e.zfsErr(err, "growing "+ds)
+}
+
+// expanded answers a volume now size bytes large. Zvols need the node to
+// grow the filesystem too.
+func (e *Engine) expanded(size int64) *csi.ControllerExpandVolumeResponse {
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: e.reportedCapacity(size), NodeExpansionRequired: e.cfg.kind == volume}
 }
 
 // ValidateVolumeCapabilities confirms the capabilities an existing volume
