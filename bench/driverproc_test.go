@@ -156,3 +156,14 @@ func skipUnlessLinux(b *testing.B) {
 }
 
 var _ = csipb.ControllerServiceCapability_RPC_UNKNOWN
+
+// selfCPU is this process's user+system CPU time so far (getrusage): the
+// in-process simulators' and the gRPC client's.
+func selfCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

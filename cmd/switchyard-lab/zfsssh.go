@@ -39,7 +39,8 @@ func zfsSSHCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	maxSessions := fset.Int("max-sessions", 10, "concurrent sessions per connection (OpenSSH's MaxSessions)")
 	nvmetPort := fset.String("nvmet-port", "1=tcp:127.0.0.1:4420", "nvmet port present at start, id=trtype:address:port (empty: none)")
 	hostname := fset.String("hostname", "zfs-sim", "host name reported by uname")
-	latency := fset.Duration("latency", 0, "delay every command by this much")
+	latency := fset.Duration("latency", 0, "delay every command by this much (the host's own work per command)")
+	rttLatency := fset.Duration("rtt-latency", 0, "delay every SSH exec once by this much (a network round trip, whatever the command line runs)")
 	errorRate := fset.Float64("error-rate", 0, "probability that a command fails with \"injected fault\"")
 	dropAfter := fset.Int("drop-after", 0, "drop the connection running the N-th command (after it took effect)")
 	seed := fset.Uint64("seed", 1, "seed of the random error rate")
@@ -113,6 +114,7 @@ func zfsSSHCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	f := srv.Faults()
 	f.SetLatency("", *latency)
+	f.SetRoundTripLatency(*rttLatency)
 	f.SetErrorRate("", *errorRate)
 	f.DropAfter(*dropAfter)
 	addr, err := srv.Start(*listen)

@@ -32,7 +32,10 @@ type Options struct {
 	User        string
 	Password    string
 	MaxSessions int           // per connection; default 10 like OpenSSH
-	Latency     time.Duration // added to every command
+	Latency     time.Duration // added to every command (the host's work)
+	// RTTLatency is added once per SSH exec whatever its command line runs:
+	// a network round trip (faults.Set.SetRoundTripLatency).
+	RTTLatency time.Duration
 	// Addr is where to listen (default 127.0.0.1:0, a free port). A host
 	// restarted on the same Dir and Addr is the same host to a client: the
 	// state and the SSH host key are kept in Dir.
@@ -91,6 +94,9 @@ func Start(o Options) (*Host, error) {
 	}
 	if o.Latency > 0 {
 		srv.Faults().SetLatency("", o.Latency)
+	}
+	if o.RTTLatency > 0 {
+		srv.Faults().SetRoundTripLatency(o.RTTLatency)
 	}
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
