@@ -65,6 +65,11 @@ func startDriver(b *testing.B, dir, main string) driverProc {
 		"--csi-mode=controller", "--server-socket="+sock, "--node-state-dir="+filepath.Join(dir, "state"))
 	// The default log level (info), as deployed; the lines go nowhere.
 	cmd.Env = append(os.Environ(), "CSI_NODE_ID=bench-node")
+	// The driver's own runtime settings, apart from this process's
+	// (SWITCHYARD_GOMAXPROCS=1 measures the driver on one P).
+	if v := os.Getenv("SWITCHYARD_GOMAXPROCS"); v != "" {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+v)
+	}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -166,4 +171,46 @@ func selfCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// perfRecord profiles the driver process with Linux perf while a batch
+// runs, when SWITCHYARD_PERF_DIR names a directory: the real binary's CPU,
+// kernel included (fsyncs, socket writes), which an in-process pprof
+// profile mixes with the client's and the simulator's. The returned stop
+// ends the recording into <dir>/<name>.data; read it with
+//
+//	perf report -i <dir>/<name>.data --no-children --sort symbol --stdio
+func (d driverProc) perfRecord(b *testing.B, name string) (stop func()) {
+	b.Helper()
+	dir := os.Getenv("SWITCHYARD_PERF_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	out := filepath.Join(dir, strings.NewReplacer("/", "_", "=", "").Replace(name)+".data")
+	cmd := exec.Command("perf", "record", "-q", "-F", "2000", "-g", "-p", strconv.Itoa(d.pid), "-o", out)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("perf record (unset SWITCHYARD_PERF_DIR to run without): %v", err)
+	}
+	time.Sleep(200 * time.Millisecond) // perf attaches
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = cmd.Wait()
+	}
+}
+
+// benchScale multiplies the operations of a process benchmark's batch
+// (SWITCHYARD_BENCH_SCALE, default 1): a profile under perfRecord wants
+// more samples than the table's short runs.
+func benchScale(b *testing.B) int {
+	b.Helper()
+	v := os.Getenv("SWITCHYARD_BENCH_SCALE")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("SWITCHYARD_BENCH_SCALE=%q: want a positive integer", v)
+	}
+	return n
 }

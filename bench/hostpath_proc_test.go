@@ -25,12 +25,14 @@ func BenchmarkValidateProcess(b *testing.B) {
 			b.Fatal(err)
 		}
 		req := &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: "pvc-v", VolumeCapabilities: mountCap}
+		stopPerf := d.perfRecord(b, b.Name())
 		cpu0 := d.cpu(b)
 		lat, wall := batch(b, n, callers, func(int) error {
 			_, err := d.c.Controller.ValidateVolumeCapabilities(ctx, req)
 			return err
 		})
 		cpu := d.cpu(b) - cpu0
+		stopPerf()
 		b.ReportMetric(us(cpu)/n, "server-cpu-us/call")
 		b.ReportMetric(us(pct(lat, .5)), "p50-us")
 		b.ReportMetric(float64(n)/wall.Seconds(), "calls/s")
@@ -47,6 +49,7 @@ func BenchmarkHostpathPairProcess(b *testing.B) {
 		dir := b.TempDir()
 		d := startDriver(b, dir, hostpathMain(dir))
 		ctl := d.c.Controller
+		stopPerf := d.perfRecord(b, b.Name())
 		cpu0 := d.cpu(b)
 		lat, _ := batch(b, n, 1, func(i int) error {
 			name := fmt.Sprintf("pvc-%d", i)
@@ -57,6 +60,7 @@ func BenchmarkHostpathPairProcess(b *testing.B) {
 			return err
 		})
 		cpu := d.cpu(b) - cpu0
+		stopPerf()
 		b.ReportMetric(ms(cpu)/n, "server-cpu-ms/pair")
 		b.ReportMetric(us(pct(lat, .5)), "pair-p50-us")
 	}

@@ -63,3 +63,21 @@ func BenchmarkValidateParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkHostpathPair is one local-hostpath CreateVolume+DeleteVolume
+// pair over the gRPC socket, in-process, to profile the server's share
+// with -cpuprofile (bench/profile.sh).
+func BenchmarkHostpathPair(b *testing.B) {
+	dir := b.TempDir()
+	c := start(b, dir, hostpathMain(dir))
+	b.ResetTimer()
+	for i := range b.N {
+		name := fmt.Sprintf("pvc-%d", i)
+		if _, err := c.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: name, VolumeCapabilities: mountCap}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Controller.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

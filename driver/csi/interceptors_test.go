@@ -49,6 +49,14 @@ func (c *testController) DeleteVolume(ctx context.Context, req *csipb.DeleteVolu
 	return &csipb.DeleteVolumeResponse{}, nil
 }
 
+// ValidateVolumeCapabilities knows one volume, "ok".
+func (c *testController) ValidateVolumeCapabilities(ctx context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
+	if req.GetVolumeId() != "ok" {
+		return nil, status.Error(codes.NotFound, "no such volume")
+	}
+	return &csipb.ValidateVolumeCapabilitiesResponse{}, nil
+}
+
 func startServer(t *testing.T, ctl csipb.ControllerServer, log *slog.Logger) (*Server, csipb.ControllerClient) {
 	t.Helper()
 	srv := NewServer(Options{Identity: &Identity{Name: "t"}, Controller: ctl, Logger: log})
@@ -302,4 +310,44 @@ func TestVolumeReadsTakeNoLock(t *testing.T) {
 	if k := lockKeys(&csipb.DeleteVolumeRequest{VolumeId: "v"}); len(k) != 1 {
 		t.Errorf("DeleteVolume: keys %v, want vol:v", k)
 	}
+}
+
+// A read that succeeds leaves no info line (the info log records what
+// changed); a change does, and so does a read that fails.
+func TestReadsAreQuietAtInfo(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	_, c := startServer(t, &testController{}, log)
+	ctx := context.Background()
+	if _, err := c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.ValidateVolumeCapabilities(ctx, &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: "missing"})
+	if _, err := c.ValidateVolumeCapabilities(ctx, &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if !strings.Contains(out, "method=CreateVolume") {
+		t.Errorf("no info line for CreateVolume:\n%s", out)
+	}
+	if !strings.Contains(out, `msg="call failed" method=ValidateVolumeCapabilities`) || strings.Count(out, "ValidateVolumeCapabilities") != 1 {
+		t.Errorf("want one line for ValidateVolumeCapabilities, the failed one:\n%s", out)
+	}
+	if quiet("CreateVolume") || quiet("DeleteVolume") || !quiet("ValidateVolumeCapabilities") || !quiet("ControllerGetVolume") {
+		t.Error("quiet must cover the reads and only them")
+	}
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

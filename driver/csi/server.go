@@ -57,8 +57,10 @@ func NewServer(o Options) *Server {
 	// rather than a new one whose stack grows again from 8 KiB (a tenth of
 	// a cheap call's CPU in the profile of BenchmarkValidateParallel); when
 	// all are busy gRPC starts a goroutine as before, so nothing queues.
+	// Sixteen cover a CO's usual concurrency (sidecars' worker pools hit
+	// one socket); a worker costs nothing until its first call.
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(chain...),
-		grpc.NumStreamWorkers(uint32(max(4, runtime.GOMAXPROCS(0)))))
+		grpc.NumStreamWorkers(uint32(max(16, runtime.GOMAXPROCS(0)))))
 	csipb.RegisterIdentityServer(s.grpc, o.Identity)
 	if o.Controller != nil {
 		csipb.RegisterControllerServer(s.grpc, o.Controller)
