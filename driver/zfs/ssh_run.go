@@ -146,10 +146,16 @@ func (s *SSH) runSession(ctx context.Context, c *sshConn, sess *ssh.Session, lin
 	if err := sess.Start(line); err != nil {
 		return lost, startError(prefix, err)
 	}
-	go func() {
-		_, _ = stdin.Write(opts.Stdin)
+	if len(opts.Stdin) == 0 {
+		// The usual case: only EOF to send, no goroutine to start and
+		// wake (the driver's CPU per exec is mostly such wake-ups).
 		_ = stdin.Close()
-	}()
+	} else {
+		go func() {
+			_, _ = stdin.Write(opts.Stdin)
+			_ = stdin.Close()
+		}()
+	}
 
 	done := make(chan error, 1)
 	go func() { done <- sess.Wait() }()
