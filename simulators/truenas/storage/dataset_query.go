@@ -133,6 +133,11 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 		if names, err = s.m.List("", true, zfsmodel.Filesystem|zfsmodel.Volume); err != nil {
 			return nil, err
 		}
+		// Without children every row stands alone: build only those the
+		// names let through (dataset_prefilter.go).
+		if !x.children && len(filters) > 0 && nameOnly(filters) {
+			names = namesMatching(names, filters)
+		}
 	}
 	entries := map[string]map[string]any{}
 	kids := map[string][]string{}

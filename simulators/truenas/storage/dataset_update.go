@@ -98,9 +98,27 @@ func updateChanges(a args) []propChange {
 }
 
 // applyUpdate sets and inherits properties one at a time, as libzfs does,
-// so that a failure names the property.
+// so that a failure names the property. An update that only sets is tried
+// as one change first (one record written under the model's lock instead
+// of one per property, which serialised concurrent updates: issue 16); if
+// that fails, nothing was set, and the one-at-a-time path finds and names
+// the property, leaving the earlier ones set as before.
 func (s *service) applyUpdate(id string, a args) error {
-	for _, ch := range updateChanges(a) {
+	changes := updateChanges(a)
+	if len(changes) > 1 {
+		all := map[string]string{}
+		for _, ch := range changes {
+			if ch.inherit {
+				all = nil
+				break
+			}
+			all[ch.zfs] = ch.value
+		}
+		if len(all) == len(changes) && s.m.SetProperties(id, all) == nil {
+			return nil
+		}
+	}
+	for _, ch := range changes {
 		var err error
 		if ch.inherit {
 			err = s.m.InheritProperty(id, ch.zfs, false, false)
