@@ -36,6 +36,9 @@ type Options struct {
 	// RTTLatency is added once per SSH exec whatever its command line runs:
 	// a network round trip (faults.Set.SetRoundTripLatency).
 	RTTLatency time.Duration
+	// Shell is the login shell of User (default /bin/sh): bad-input tests
+	// give one that is not POSIX.
+	Shell string
 	// Addr is where to listen (default 127.0.0.1:0, a free port). A host
 	// restarted on the same Dir and Addr is the same host to a client: the
 	// state and the SSH host key are kept in Dir.
@@ -80,7 +83,7 @@ func Start(o Options) (*Host, error) {
 	}
 	srv, err := zfsssh.New(zfsssh.Options{
 		Host:        m,
-		Users:       map[string]zfsssh.User{o.User: {Password: o.Password, Sudo: true}},
+		Users:       map[string]zfsssh.User{o.User: {Password: o.Password, Sudo: true, Shell: o.Shell}},
 		MaxSessions: o.MaxSessions,
 		StateDir:    filepath.Join(o.Dir, "ssh"),
 		Files:       map[string]string{"/var/run/nvmet-config-loaded": ""},

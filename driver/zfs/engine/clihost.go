@@ -45,8 +45,28 @@ func NewCLIHost(opts backend.Options, driver string, c CLIConfig) (*CLIHost, err
 	} else {
 		exec = zfs.NewLocal("", log)
 	}
-	return &CLIHost{driver: driver, cfg: c, exec: exec, zfs: &zfs.CLI{Exec: exec, Paths: c.Paths, Sudo: c.Sudo}}, nil
+	h := &CLIHost{driver: driver, cfg: c, exec: exec}
+	h.zfs = &zfs.CLI{Exec: exec, Paths: c.Paths, Sudo: c.Sudo}
+	if c.SSH != nil {
+		h.zfs.Exec = shellChecked{h}
+	}
+	return h, nil
 }
+
+// shellChecked runs the zfs command line's commands once the host has been
+// probed (facts, one exec per host for the driver's life): the commands and
+// one-exec programs are quoted for a POSIX shell, so a login shell that is
+// not one is refused, naming it, before anything is sent to it.
+type shellChecked struct{ h *CLIHost }
+
+func (s shellChecked) Run(ctx context.Context, line string, o zfs.RunOptions) (zfs.Output, error) {
+	if _, err := s.h.facts(ctx); err != nil {
+		return zfs.Output{Code: -1}, err
+	}
+	return s.h.exec.Run(ctx, line, o)
+}
+
+func (s shellChecked) Close() error { return s.h.exec.Close() }
 
 // Datasets runs zfs on the host.
 func (h *CLIHost) Datasets() zfs.Datasets { return h.zfs }
@@ -117,15 +137,28 @@ func (h *CLIHost) facts(ctx context.Context) (hostFacts, error) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.Stdout), "\n")
 	if out.Code != 0 || len(lines) < 4 {
-		return hostFacts{}, status.Errorf(codes.FailedPrecondition, "%s: probing the storage host failed (echo $0; whoami; uname): %s", h.driver, strings.TrimSpace(out.Stderr+out.Stdout))
+		// fish, nushell and the like fail on "$0" itself.
+		return hostFacts{}, status.Errorf(codes.FailedPrecondition, "%s: probing the storage host failed (echo $0; whoami; uname): %s; the login shell of the ssh user (sshConnection.username) must be a POSIX shell such as sh or bash: set it on the host with chsh -s /bin/sh", h.driver, strings.TrimSpace(out.Stderr+out.Stdout))
 	}
 	f := hostFacts{shell: strings.TrimSpace(lines[0]), user: strings.TrimSpace(lines[1]),
 		kernel: strings.TrimSpace(lines[2]), release: strings.TrimSpace(lines[3])}
-	if strings.Contains(f.shell, "csh") {
-		return hostFacts{}, status.Errorf(codes.FailedPrecondition, "%s: the login shell of the ssh user is %s; csh is not supported, use sh or bash", h.driver, f.shell)
+	if notPOSIX(f.shell) {
+		return hostFacts{}, status.Errorf(codes.FailedPrecondition, "%s: the login shell of the ssh user %s (sshConnection.username) is %s, which is not a POSIX shell: the driver's programs need sh, bash, dash, ksh or zsh; set it on the host with chsh -s /bin/sh %s", h.driver, f.user, f.shell, f.user)
 	}
 	info.facts, info.loaded = f, true
 	return f, nil
+}
+
+// notPOSIX reports a login shell ($0, maybe "-csh" or a path) whose syntax
+// is not sh's: the driver's quoting and compound programs would mean
+// something else there.
+func notPOSIX(shell string) bool {
+	name := strings.TrimPrefix(shell[strings.LastIndexByte(shell, '/')+1:], "-")
+	switch name {
+	case "csh", "tcsh", "fish", "nu", "xonsh", "elvish", "pwsh", "powershell", "rc", "es":
+		return true
+	}
+	return false
 }
 
 // MaxZvolName is Platform.MaxZvolName: it depends on the host's kernel.
