@@ -356,8 +356,8 @@ func (e *Engine) expandOneShot(ctx context.Context, id, ds string, r *csi.Capaci
 	size, err := e.expandSize(r, block)
 	if err != nil {
 		// Maybe only for the assumed block size: the step-by-step path
-		// decides with the real one.
-		return nil, false, nil
+		// decides with the real one (and answers this error if it holds).
+		return nil, false, nil //nolint:nilerr // the fallback path reports it
 	}
 	prog := []string{cli.ZFSLine(zfs.GetArgs(ds, expandProps...)...)}
 	if set := e.growProps(size); len(set) > 0 {
