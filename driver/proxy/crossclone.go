@@ -169,9 +169,9 @@ func (p *Controller) dropUncollected(name string, job *copyJob, conn string) {
 // streamPair decides whether src can be copied into dst, and if not says
 // why and what to do.
 func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.StreamReceiver, error) {
-	if sb, ok := hostPathBase(src); ok {
-		if db, ok := hostPathBase(dst); ok {
-			return hostPathSender{base: sb}, hostPathReceiver{base: db, l: dst}, nil
+	if sb, ok := dirBase(src); ok {
+		if db, ok := dirBase(dst); ok {
+			return dirSender{base: sb, l: src}, dirReceiver{base: db, l: dst}, nil
 		}
 	}
 	sender, okS := src.Driver.(backend.StreamSender)
@@ -209,6 +209,9 @@ func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.
 	}
 	// INVALID_ARGUMENT, like a method a backend lacks: this pair of
 	// connections cannot serve the request, whatever is retried.
+	if !fs.block && !fd.block {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: the controller copies files only between directory backends (local-hostpath, nfs-client, smb-client, lustre-client), whose controllerBasePath it holds, and streams ZFS datasets only between ZFS connections over SSH; %s cannot send or %s cannot receive that way, and the controller mounts no share of its own. Copy the data inside the cluster instead: a pod with both volumes and rsync", across, src.Type.Name, dst.Type.Name)
+	}
 	return nil, nil, status.Errorf(codes.InvalidArgument, "%s: this pair cannot stream a volume (%s cannot send, or %s cannot receive); copy the data inside the cluster instead: a pod with both volumes and rsync", across, src.Type.Name, dst.Type.Name)
 }
 
