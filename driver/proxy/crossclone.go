@@ -109,6 +109,11 @@ func (p *Controller) runCopy(ctx context.Context, job *copyJob, src, dst *Lease,
 func (p *Controller) copyOnce(ctx context.Context, job *copyJob, src, dst *Lease, sender backend.StreamSender, receiver backend.StreamReceiver, fwd *csipb.CreateVolumeRequest, what string) (*csipb.CreateVolumeResponse, error) {
 	stream, size, done, err := sender.SendSource(ctx, fwd.GetVolumeContentSource(), fwd.GetName())
 	if err != nil {
+		if status.Code(err) == codes.NotFound {
+			// The source went away, perhaps after an earlier process had
+			// copied part of it: that partial target can never finish.
+			p.dropPartial(ctx, dst, receiver, fwd, what)
+		}
 		return nil, backendErr(src, "CreateVolume (sending the source)", err)
 	}
 	defer done()
@@ -143,6 +148,20 @@ func (p *Controller) copyOnce(ctx context.Context, job *copyJob, src, dst *Lease
 	secs := time.Since(start).Seconds()
 	p.log.Info("copy across connections done", "copy", what, "bytes", job.counter.Bytes(), "seconds", secs, "MBps", float64(job.counter.Bytes())/1e6/max(secs, 1e-9))
 	return resp, nil
+}
+
+// dropPartial removes a partial target an earlier copy of fwd left on
+// dst (a finished volume is never touched: the sink's Abort keeps it).
+func (p *Controller) dropPartial(ctx context.Context, dst *Lease, receiver backend.StreamReceiver, fwd *csipb.CreateVolumeRequest, what string) {
+	target := proto.Clone(fwd).(*csipb.CreateVolumeRequest)
+	target.VolumeContentSource = nil
+	sink, _, err := receiver.ReceiveVolume(ctx, target)
+	if err == nil {
+		err = sink.Abort(ctx)
+	}
+	if err != nil {
+		p.log.Warn("the source of a copy is gone; could not remove the partial target", "copy", what, "connection", dst.Name, "error", err)
+	}
 }
 
 // dropUncollected deletes the volume of a copy no retry came back for.
