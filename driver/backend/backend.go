@@ -142,6 +142,22 @@ type VolumeFinder interface {
 	FindVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.Volume, error)
 }
 
+// Replicator is an optional Driver interface for copies across
+// connections that the storage system makes itself: two connections whose
+// ReplicaEndpoint is equal (and not "") reach one system, so the target
+// copies the source's snapshot with the system's own send | receive and
+// nothing streams through the controller.
+type Replicator interface {
+	// ReplicaEndpoint names the storage system and the kind of volume.
+	ReplicaEndpoint() string
+	// ReplicaSource is the snapshot a content source (the backend's own
+	// ids) is copied from; done removes a temporary one.
+	ReplicaSource(ctx context.Context, src *csi.VolumeContentSource, forName string) (snap string, done func(), err error)
+	// ReceiveReplica makes req's volume (no content source) from snap and
+	// finishes it as a new volume.
+	ReceiveReplica(ctx context.Context, req *csi.CreateVolumeRequest, snap string) (*csi.CreateVolumeResponse, error)
+}
+
 // StreamSender and StreamReceiver are optional Driver interfaces for clone
 // and restore across connections: the proxy joins a sender's stream of a
 // content source to a receiver's new volume when both speak the same

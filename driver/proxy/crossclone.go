@@ -193,6 +193,9 @@ func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.
 			return dirSender{base: sb, l: src}, dirReceiver{base: db, l: dst}, nil
 		}
 	}
+	if rs, rr, ok := replicaPair(src, dst); ok {
+		return rs, rr, nil
+	}
 	sender, okS := src.Driver.(backend.StreamSender)
 	receiver, okR := dst.Driver.(backend.StreamReceiver)
 	// "" is a backend that could stream but whose host cannot (yet).
@@ -215,8 +218,7 @@ func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.
 	across := fmt.Sprintf("CreateVolume: the source is on connection %s (%s), the new volume on %s (%s)", src.Name, src.Type.Name, dst.Name, dst.Type.Name)
 	switch {
 	case isTrueNASAPI(src.Type.Name) || isTrueNASAPI(dst.Type.Name):
-		return nil, nil, status.Errorf(codes.FailedPrecondition,
-			"%s: a TrueNAS API connection cannot stream a volume to another host through the controller. Either use SSH connections (freenas-nfs, freenas-iscsi, zfs-generic-*) for both ends, which copy with zfs send/receive, or copy with a TrueNAS replication task (Data Protection > Replication Tasks) and import the dataset on the target", across)
+		return nil, nil, status.Errorf(codes.FailedPrecondition, "%s: %s", across, trueNASMessage(src, dst))
 	case okS && okR:
 		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: their streams differ (%s vs %s): a filesystem cannot be received as a zvol or the other way round; use a target of the same kind", across, sender.StreamFormat(), receiver.StreamFormat())
 	case fs.block != fd.block:
