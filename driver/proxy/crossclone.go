@@ -23,11 +23,15 @@ var CollectTimeout = 10 * time.Minute
 
 // copyJob is one running (or finished, uncollected) cross-connection copy.
 type copyJob struct {
-	done    chan struct{}
-	counter transfer.Counter
-	resp    *csipb.CreateVolumeResponse
-	err     error
-	timer   *time.Timer // deletes an uncollected result
+	// conn and id are the target connection and the id the new volume
+	// will have there: a DeleteVolume of that volume cancels the copy.
+	conn, id string
+	cancel   context.CancelFunc
+	done     chan struct{}
+	counter  transfer.Counter
+	resp     *csipb.CreateVolumeResponse
+	err      error
+	timer    *time.Timer // deletes an uncollected result
 }
 
 type copyJobs struct {
@@ -62,7 +66,8 @@ func (p *Controller) createAcross(ctx context.Context, dst *Lease, srcConn strin
 			src.Release()
 			return nil, err
 		}
-		job = &copyJob{done: make(chan struct{})}
+		id, _ := derivedID(dst, name)
+		job = &copyJob{conn: dst.Name, id: id, done: make(chan struct{})}
 		p.copies.mu.Lock()
 		if other := p.copies.jobs[name]; other != nil { // lost a race: wait on that one
 			job = other
@@ -71,8 +76,11 @@ func (p *Controller) createAcross(ctx context.Context, dst *Lease, srcConn strin
 			p.copies.jobs[name] = job
 			dstLease, _ := p.conns.Acquire(ctx, dst.Name, false) // held by the job; same instance, cannot fail now
 			// The copy outlives this call: its context keeps the call's
-			// values but not its deadline.
-			go p.runCopy(context.WithoutCancel(ctx), job, src, dstLease, sender, receiver, proto.Clone(fwd).(*csipb.CreateVolumeRequest))
+			// values but not its deadline; a DeleteVolume of its target
+			// cancels it.
+			cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			job.cancel = cancel
+			go p.runCopy(cctx, job, src, dstLease, sender, receiver, proto.Clone(fwd).(*csipb.CreateVolumeRequest))
 		}
 		p.copies.mu.Unlock()
 	}
@@ -100,10 +108,44 @@ func (p *Controller) runCopy(ctx context.Context, job *copyJob, src, dst *Lease,
 	defer dst.Release()
 	what := fmt.Sprintf("%s -> %s/%s", srcDesc(src.Name, fwd.GetVolumeContentSource()), dst.Name, fwd.GetName())
 	job.resp, job.err = p.copyOnce(ctx, job, src, dst, sender, receiver, fwd, what)
+	job.cancel()
 	p.copies.mu.Lock()
 	job.timer = time.AfterFunc(CollectTimeout, func() { p.dropUncollected(fwd.GetName(), job, dst.Name) })
 	p.copies.mu.Unlock()
 	close(job.done)
+}
+
+// cancelCopyTo stops a running copy whose new volume is id on connection
+// conn, and waits until it has removed its partial target: a CO that gave
+// up on the volume (a PVC deleted while it was copied) deletes it, and the
+// copy must not make it again afterwards.
+func (p *Controller) cancelCopyTo(ctx context.Context, conn, id string) error {
+	p.copies.mu.Lock()
+	var job *copyJob
+	var name string
+	for n, j := range p.copies.jobs {
+		if j.conn == conn && j.id == id && id != "" {
+			job, name = j, n
+		}
+	}
+	p.copies.mu.Unlock()
+	if job == nil {
+		return nil
+	}
+	job.cancel()
+	select {
+	case <-job.done:
+	case <-ctx.Done():
+		return status.Errorf(codes.DeadlineExceeded, "DeleteVolume: the copy making volume %s on connection %s is still stopping; retry", id, conn)
+	}
+	p.copies.mu.Lock()
+	if p.copies.jobs[name] == job {
+		delete(p.copies.jobs, name)
+		job.timer.Stop()
+	}
+	p.copies.mu.Unlock()
+	p.log.Info("a copy across connections was cancelled by DeleteVolume of its target", "connection", conn, "volume", id)
+	return nil
 }
 
 func (p *Controller) copyOnce(ctx context.Context, job *copyJob, src, dst *Lease, sender backend.StreamSender, receiver backend.StreamReceiver, fwd *csipb.CreateVolumeRequest, what string) (*csipb.CreateVolumeResponse, error) {
