@@ -127,16 +127,35 @@ func DriverOf(t config.Tree) (name string, inferred bool) {
 const InfiniaDriver = "infinia-nvmeof"
 
 // VolumeFinder is an optional Driver interface: FindVolume reports the
-// volume a CreateVolume of name made, or (nil, nil) when there is none.
+// volume a CreateVolume of req (its name, parameters and secrets) made, or
+// (nil, nil) when there is none; a request whose parameters the backend
+// would refuse holds no volume, so it is (nil, nil) too.
 // The proxy asks every member of a connection set before making a volume,
 // so a retried CreateVolume finds the volume on whichever member made it.
 // Without it the proxy derives the id democratic-csi-style (the name,
 // optionally hashed by _private.csi.volume.idHash.strategy, shortened to
 // Type.MaxVolumeIDLen) and asks ControllerGetVolume or
 // ValidateVolumeCapabilities; a backend whose ids are not derived from
-// the name (Infinia) should implement it.
+// the name (Infinia: account, subtenant and service are in its ids) must
+// implement it.
 type VolumeFinder interface {
-	FindVolume(ctx context.Context, name string) (*csi.Volume, error)
+	FindVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.Volume, error)
+}
+
+// Replicator is an optional Driver interface for copies across
+// connections that the storage system makes itself: two connections whose
+// ReplicaEndpoint is equal (and not "") reach one system, so the target
+// copies the source's snapshot with the system's own send | receive and
+// nothing streams through the controller.
+type Replicator interface {
+	// ReplicaEndpoint names the storage system and the kind of volume.
+	ReplicaEndpoint() string
+	// ReplicaSource is the snapshot a content source (the backend's own
+	// ids) is copied from; done removes a temporary one.
+	ReplicaSource(ctx context.Context, src *csi.VolumeContentSource, forName string) (snap string, done func(), err error)
+	// ReceiveReplica makes req's volume (no content source) from snap and
+	// finishes it as a new volume.
+	ReceiveReplica(ctx context.Context, req *csi.CreateVolumeRequest, snap string) (*csi.CreateVolumeResponse, error)
 }
 
 // StreamSender and StreamReceiver are optional Driver interfaces for clone

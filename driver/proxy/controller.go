@@ -162,6 +162,9 @@ func (p *Controller) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeRe
 	if !ok {
 		return &csipb.DeleteVolumeResponse{}, nil // names no volume: nothing to delete
 	}
+	if err := p.cancelCopyTo(ctx, conn, id); err != nil {
+		return nil, err
+	}
 	l, err := p.conns.Acquire(ctx, conn, false)
 	if err != nil {
 		return nil, err

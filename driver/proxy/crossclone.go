@@ -23,11 +23,15 @@ var CollectTimeout = 10 * time.Minute
 
 // copyJob is one running (or finished, uncollected) cross-connection copy.
 type copyJob struct {
-	done    chan struct{}
-	counter transfer.Counter
-	resp    *csipb.CreateVolumeResponse
-	err     error
-	timer   *time.Timer // deletes an uncollected result
+	// conn and id are the target connection and the id the new volume
+	// will have there: a DeleteVolume of that volume cancels the copy.
+	conn, id string
+	cancel   context.CancelFunc
+	done     chan struct{}
+	counter  transfer.Counter
+	resp     *csipb.CreateVolumeResponse
+	err      error
+	timer    *time.Timer // deletes an uncollected result
 }
 
 type copyJobs struct {
@@ -62,7 +66,8 @@ func (p *Controller) createAcross(ctx context.Context, dst *Lease, srcConn strin
 			src.Release()
 			return nil, err
 		}
-		job = &copyJob{done: make(chan struct{})}
+		id, _ := derivedID(dst, name)
+		job = &copyJob{conn: dst.Name, id: id, done: make(chan struct{})}
 		p.copies.mu.Lock()
 		if other := p.copies.jobs[name]; other != nil { // lost a race: wait on that one
 			job = other
@@ -71,8 +76,11 @@ func (p *Controller) createAcross(ctx context.Context, dst *Lease, srcConn strin
 			p.copies.jobs[name] = job
 			dstLease, _ := p.conns.Acquire(ctx, dst.Name, false) // held by the job; same instance, cannot fail now
 			// The copy outlives this call: its context keeps the call's
-			// values but not its deadline.
-			go p.runCopy(context.WithoutCancel(ctx), job, src, dstLease, sender, receiver, proto.Clone(fwd).(*csipb.CreateVolumeRequest))
+			// values but not its deadline; a DeleteVolume of its target
+			// cancels it.
+			cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			job.cancel = cancel
+			go p.runCopy(cctx, job, src, dstLease, sender, receiver, proto.Clone(fwd).(*csipb.CreateVolumeRequest))
 		}
 		p.copies.mu.Unlock()
 	}
@@ -100,15 +108,54 @@ func (p *Controller) runCopy(ctx context.Context, job *copyJob, src, dst *Lease,
 	defer dst.Release()
 	what := fmt.Sprintf("%s -> %s/%s", srcDesc(src.Name, fwd.GetVolumeContentSource()), dst.Name, fwd.GetName())
 	job.resp, job.err = p.copyOnce(ctx, job, src, dst, sender, receiver, fwd, what)
+	job.cancel()
 	p.copies.mu.Lock()
 	job.timer = time.AfterFunc(CollectTimeout, func() { p.dropUncollected(fwd.GetName(), job, dst.Name) })
 	p.copies.mu.Unlock()
 	close(job.done)
 }
 
+// cancelCopyTo stops a running copy whose new volume is id on connection
+// conn, and waits until it has removed its partial target: a CO that gave
+// up on the volume (a PVC deleted while it was copied) deletes it, and the
+// copy must not make it again afterwards.
+func (p *Controller) cancelCopyTo(ctx context.Context, conn, id string) error {
+	p.copies.mu.Lock()
+	var job *copyJob
+	var name string
+	for n, j := range p.copies.jobs {
+		if j.conn == conn && j.id == id && id != "" {
+			job, name = j, n
+		}
+	}
+	p.copies.mu.Unlock()
+	if job == nil {
+		return nil
+	}
+	job.cancel()
+	select {
+	case <-job.done:
+	case <-ctx.Done():
+		return status.Errorf(codes.DeadlineExceeded, "DeleteVolume: the copy making volume %s on connection %s is still stopping; retry", id, conn)
+	}
+	p.copies.mu.Lock()
+	if p.copies.jobs[name] == job {
+		delete(p.copies.jobs, name)
+		job.timer.Stop()
+	}
+	p.copies.mu.Unlock()
+	p.log.Info("a copy across connections was cancelled by DeleteVolume of its target", "connection", conn, "volume", id)
+	return nil
+}
+
 func (p *Controller) copyOnce(ctx context.Context, job *copyJob, src, dst *Lease, sender backend.StreamSender, receiver backend.StreamReceiver, fwd *csipb.CreateVolumeRequest, what string) (*csipb.CreateVolumeResponse, error) {
 	stream, size, done, err := sender.SendSource(ctx, fwd.GetVolumeContentSource(), fwd.GetName())
 	if err != nil {
+		if status.Code(err) == codes.NotFound {
+			// The source went away, perhaps after an earlier process had
+			// copied part of it: that partial target can never finish.
+			p.dropPartial(ctx, dst, receiver, fwd, what)
+		}
 		return nil, backendErr(src, "CreateVolume (sending the source)", err)
 	}
 	defer done()
@@ -145,6 +192,20 @@ func (p *Controller) copyOnce(ctx context.Context, job *copyJob, src, dst *Lease
 	return resp, nil
 }
 
+// dropPartial removes a partial target an earlier copy of fwd left on
+// dst (a finished volume is never touched: the sink's Abort keeps it).
+func (p *Controller) dropPartial(ctx context.Context, dst *Lease, receiver backend.StreamReceiver, fwd *csipb.CreateVolumeRequest, what string) {
+	target := proto.Clone(fwd).(*csipb.CreateVolumeRequest)
+	target.VolumeContentSource = nil
+	sink, _, err := receiver.ReceiveVolume(ctx, target)
+	if err == nil {
+		err = sink.Abort(ctx)
+	}
+	if err != nil {
+		p.log.Warn("the source of a copy is gone; could not remove the partial target", "copy", what, "connection", dst.Name, "error", err)
+	}
+}
+
 // dropUncollected deletes the volume of a copy no retry came back for.
 func (p *Controller) dropUncollected(name string, job *copyJob, conn string) {
 	p.copies.mu.Lock()
@@ -169,10 +230,13 @@ func (p *Controller) dropUncollected(name string, job *copyJob, conn string) {
 // streamPair decides whether src can be copied into dst, and if not says
 // why and what to do.
 func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.StreamReceiver, error) {
-	if sb, ok := hostPathBase(src); ok {
-		if db, ok := hostPathBase(dst); ok {
-			return hostPathSender{base: sb}, hostPathReceiver{base: db, l: dst}, nil
+	if sb, ok := dirBase(src); ok {
+		if db, ok := dirBase(dst); ok {
+			return dirSender{base: sb, l: src}, dirReceiver{base: db, l: dst}, nil
 		}
+	}
+	if rs, rr, ok := replicaPair(src, dst); ok {
+		return rs, rr, nil
 	}
 	sender, okS := src.Driver.(backend.StreamSender)
 	receiver, okR := dst.Driver.(backend.StreamReceiver)
@@ -196,8 +260,7 @@ func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.
 	across := fmt.Sprintf("CreateVolume: the source is on connection %s (%s), the new volume on %s (%s)", src.Name, src.Type.Name, dst.Name, dst.Type.Name)
 	switch {
 	case isTrueNASAPI(src.Type.Name) || isTrueNASAPI(dst.Type.Name):
-		return nil, nil, status.Errorf(codes.FailedPrecondition,
-			"%s: a TrueNAS API connection cannot stream a volume to another host through the controller. Either use SSH connections (freenas-nfs, freenas-iscsi, zfs-generic-*) for both ends, which copy with zfs send/receive, or copy with a TrueNAS replication task (Data Protection > Replication Tasks) and import the dataset on the target", across)
+		return nil, nil, status.Errorf(codes.FailedPrecondition, "%s: %s", across, trueNASMessage(src, dst))
 	case okS && okR:
 		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: their streams differ (%s vs %s): a filesystem cannot be received as a zvol or the other way round; use a target of the same kind", across, sender.StreamFormat(), receiver.StreamFormat())
 	case fs.block != fd.block:
@@ -209,6 +272,9 @@ func (p *Controller) streamPair(src, dst *Lease) (backend.StreamSender, backend.
 	}
 	// INVALID_ARGUMENT, like a method a backend lacks: this pair of
 	// connections cannot serve the request, whatever is retried.
+	if !fs.block && !fd.block {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: the controller copies files only between directory backends (local-hostpath, nfs-client, smb-client, lustre-client), whose controllerBasePath it holds, and streams ZFS datasets only between ZFS connections over SSH; %s cannot send or %s cannot receive that way, and the controller mounts no share of its own. Copy the data inside the cluster instead: a pod with both volumes and rsync", across, src.Type.Name, dst.Type.Name)
+	}
 	return nil, nil, status.Errorf(codes.InvalidArgument, "%s: this pair cannot stream a volume (%s cannot send, or %s cannot receive); copy the data inside the cluster instead: a pod with both volumes and rsync", across, src.Type.Name, dst.Type.Name)
 }
 

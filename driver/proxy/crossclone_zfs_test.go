@@ -166,7 +166,7 @@ func startZFSHost(t *testing.T) *zfshost.Host {
 
 // writeVolumeData puts data into a dataset as a user would: a file in a
 // filesystem's mountpoint, or the first bytes of a zvol.
-func writeVolumeData(t *testing.T, h *zfshost.Host, ds string, data []byte) {
+func writeVolumeData(t testing.TB, h *zfshost.Host, ds string, data []byte) {
 	t.Helper()
 	if p, ok := h.Model.ZvolPath(ds); ok {
 		f, err := os.OpenFile(p, os.O_WRONLY, 0)
@@ -213,7 +213,7 @@ func readVolumeData(t *testing.T, h *zfshost.Host, ds string, n int) []byte {
 	return b
 }
 
-func modelGet(t *testing.T, h *zfshost.Host, ds, prop string) string {
+func modelGet(t testing.TB, h *zfshost.Host, ds, prop string) string {
 	t.Helper()
 	var out, errb strings.Builder
 	if code := h.Model.ZFS([]string{"get", "-Hp", "-o", "value", prop, ds}, nil, &out, &errb); code != 0 {

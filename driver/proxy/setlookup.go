@@ -19,7 +19,7 @@ import (
 // absent; any other error is "cannot tell".
 func (p *Controller) holds(ctx context.Context, l *Lease, req *csipb.CreateVolumeRequest) (bool, error) {
 	if f, ok := l.Driver.(backend.VolumeFinder); ok {
-		v, err := f.FindVolume(ctx, req.GetName())
+		v, err := f.FindVolume(ctx, req)
 		return v != nil, err
 	}
 	id, ok := derivedID(l, req.GetName())

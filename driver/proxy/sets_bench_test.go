@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkSetCreate measures CreateVolume through sets of 1, 3 and 20
@@ -31,9 +32,12 @@ func BenchmarkSetCreate(b *testing.B) {
 				params = map[string]string{ConnectionParameter: "m0"}
 			}
 			ctx := context.Background()
+			// The fakes outlive a run (-count): a prefix of its own keeps
+			// every name new, so each call makes a volume.
+			run := time.Now().UnixNano()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := r.ctl.CreateVolume(ctx, setReq(fmt.Sprintf("pvc-%d", i), params, nil)); err != nil {
+				if _, err := r.ctl.CreateVolume(ctx, setReq(fmt.Sprintf("pvc-%d-%d", run, i), params, nil)); err != nil {
 					b.Fatal(err)
 				}
 			}

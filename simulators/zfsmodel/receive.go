@@ -176,6 +176,15 @@ type recvState struct {
 	prefix string
 }
 
+// spaceOwner is the dataset whose space a receive uses: the parent of a
+// new destination, else the destination.
+func (st *recvState) spaceOwner() *dataset {
+	if st.newHead != nil {
+		return st.newHead.parent
+	}
+	return st.head
+}
+
 func (m *Model) prepareReceive(b streamBegin, typ Type, destFS, destSnap, snapLeaf string, full bool, prefix string, opts ReceiveOptions) (*recvState, error) {
 	if err := m.begin(); err != nil {
 		return nil, err
@@ -323,6 +332,13 @@ func (m *Model) receiveData(sr *streamReader, st *recvState) error {
 		}
 		sink = newDirSink(st.snapPath)
 	}
+	// Space is charged as the data arrives, as OpenZFS does: a stream
+	// larger than what the destination may still use (pool free space,
+	// the quotas of it and its ancestors) fails part-way with ENOSPC.
+	m.mu.Lock()
+	room := m.dirAvail(st.spaceOwner())
+	m.mu.Unlock()
+	var written int64
 	for {
 		kind, payload, err := sr.next()
 		if err != nil {
@@ -332,6 +348,10 @@ func (m *Model) receiveData(sr *streamReader, st *recvState) error {
 		}
 		switch kind {
 		case 'D':
+			if written += int64(len(payload)); written > room {
+				_ = sink.finish()
+				return newErr(KindOutOfSpace, "%s: out of space", st.prefix)
+			}
 			if err := sink.write(payload); err != nil {
 				_ = sink.finish()
 				return errIO("cannot receive", err)

@@ -114,27 +114,9 @@ func (e *Engine) SendSource(ctx context.Context, cs *csi.VolumeContentSource, fo
 	if zs == nil {
 		return nil, 0, nil, status.Errorf(codes.FailedPrecondition, "%s: this connection's host cannot stream zfs send", e.cfg.driver)
 	}
-	src, err := e.parseSource(cs)
+	src, done, err := e.sourceSnapshot(ctx, cs, forName)
 	if err != nil {
 		return nil, 0, nil, err
-	}
-	done := func() {}
-	if src.temporary {
-		src.snap = src.of + "@" + xferSnapshotPrefix + volumeid.Shorten(forName, 64)
-		if err := e.zfs.Snapshot(ctx, src.snap); err != nil && !zfs.IsExists(err) {
-			if zfs.IsNotExist(err) {
-				return nil, 0, nil, status.Errorf(codes.NotFound, "source %s %q does not exist", src.kind, src.id)
-			}
-			return nil, 0, nil, e.zfsErr(err, "snapshotting "+src.of)
-		}
-		snap := src.snap
-		done = func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultCleanupTimeout)
-			defer cancel()
-			if err := e.zfs.Destroy(cctx, snap, zfs.DestroyOptions{Defer: true}); err != nil && !zfs.IsNotExist(err) {
-				e.log.Warn("could not remove the temporary snapshot of a copy", "snapshot", snap, "error", err)
-			}
-		}
 	}
 	props, err := e.zfs.Get(ctx, src.snap, "referenced")
 	if err != nil {

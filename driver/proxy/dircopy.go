@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,37 +19,58 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/transfer"
 )
 
-// File copies between local-hostpath connections. Their controller runs
-// on the node that holds the volumes, so it sees every connection's
-// controllerBasePath: the proxy copies a volume's directory into a fresh
-// volume of the other connection as a tar stream through driver/transfer.
-// It relies on the democratic-csi layout local-hostpath keeps
-// (<controllerBasePath>/v/<volume id>, s/<snapshot id>); no other file
-// backend lets the controller reach its files.
+// File copies between directory backends: local-hostpath and the share
+// clients (nfs-client, smb-client, lustre-client). Each keeps its volumes
+// as directories under a controllerBasePath the controller itself reaches:
+// local-hostpath's controller runs on the node that holds the volumes, and
+// a client driver's share is mounted into the controller (its backend
+// refuses every call while it is not). So the proxy copies a volume's
+// directory into a fresh volume of the other connection as a tar stream
+// through driver/transfer, in any combination of these types. It relies on
+// the democratic-csi layout they keep (<controllerBasePath>/v/<volume id>,
+// s/<snapshot id>); no other file backend lets the controller reach its
+// files.
 
-const hostPathType = "local-hostpath"
+// dirSections are the directory backends and their config sections.
+var dirSections = map[string]string{
+	"local-hostpath": "local-hostpath",
+	"nfs-client":     "nfs",
+	"smb-client":     "smb",
+	"lustre-client":  "lustre",
+}
 
 // FormatFiles is the stream of a directory tree.
 const FormatFiles = "files"
 
-// hostPathBase is a local-hostpath connection's controllerBasePath.
-func hostPathBase(l *Lease) (string, bool) {
-	if l.Type.Name != hostPathType || l.in == nil || l.in.cfg == nil {
+// dirBase is a directory backend connection's controllerBasePath.
+func dirBase(l *Lease) (string, bool) {
+	sec, ok := dirSections[l.Type.Name]
+	if !ok || l.in == nil || l.in.cfg == nil {
 		return "", false
 	}
-	base, _ := l.in.cfg.merged.String("local-hostpath.controllerBasePath")
-	return base, base != ""
+	base, _ := l.in.cfg.merged.String(sec + ".controllerBasePath")
+	return filepath.Clean(base), base != ""
 }
 
-// hostPathSender sends a local-hostpath volume or snapshot directory.
-type hostPathSender struct{ base string }
+// dirSender sends a directory backend's volume or snapshot directory.
+type dirSender struct {
+	base string
+	l    *Lease
+}
 
-func (hostPathSender) StreamFormat() string { return FormatFiles }
+func (dirSender) StreamFormat() string { return FormatFiles }
 
-func (s hostPathSender) SendSource(_ context.Context, src *csipb.VolumeContentSource, _ string) (transfer.Source, int64, func(), error) {
+func (s dirSender) SendSource(ctx context.Context, src *csipb.VolumeContentSource, _ string) (transfer.Source, int64, func(), error) {
 	kind, id, sub := "volume", src.GetVolume().GetVolumeId(), "v"
 	if sn := src.GetSnapshot(); sn != nil {
-		kind, id, sub = "snapshot", sn.GetSnapshotId(), "s"
+		kind, id, sub = "snapshot", snapshotDir(sn.GetSnapshotId()), "s"
+	}
+	// The source's own backend first: a client driver whose share is not
+	// mounted on the controller says so (FAILED_PRECONDITION naming the
+	// share), where a look at the empty mount point would only say
+	// "not found".
+	if err := s.askSource(ctx, src); err != nil {
+		return nil, 0, nil, err
 	}
 	if id == "" || strings.ContainsAny(id, "/\x00") || id == "." || id == ".." || strings.HasPrefix(id, ".") {
 		return nil, 0, nil, status.Errorf(codes.NotFound, "source %s %q does not exist", kind, id)
@@ -68,6 +90,37 @@ func (s hostPathSender) SendSource(_ context.Context, src *csipb.VolumeContentSo
 		return nil
 	})
 	return tarSource{dir: dir}, size, func() {}, nil
+}
+
+// askSource asks the source connection's backend whether the source is
+// there; a backend that cannot tell (UNIMPLEMENTED) leaves it to the
+// directory check.
+func (s dirSender) askSource(ctx context.Context, src *csipb.VolumeContentSource) error {
+	if s.l == nil {
+		return nil
+	}
+	var err error
+	if sn := src.GetSnapshot(); sn != nil {
+		_, err = s.l.Driver.GetSnapshot(ctx, &csipb.GetSnapshotRequest{SnapshotId: sn.GetSnapshotId()})
+	} else {
+		_, err = s.l.Driver.ControllerGetVolume(ctx, &csipb.ControllerGetVolumeRequest{VolumeId: src.GetVolume().GetVolumeId()})
+	}
+	if status.Code(err) == codes.Unimplemented {
+		return nil
+	}
+	return err
+}
+
+// snapshotDir is the directory under s/ a snapshot id names: switchyard's
+// ids are the directory; democratic-csi's are the query string
+// snapshot_driver=filecopy&snapshot_id=<dir>.
+func snapshotDir(id string) string {
+	if strings.Contains(id, "=") {
+		if q, err := url.ParseQuery(id); err == nil && q.Get("snapshot_id") != "" {
+			return q.Get("snapshot_id")
+		}
+	}
+	return id
 }
 
 type tarSource struct{ dir string }
@@ -130,16 +183,16 @@ func (t tarSource) Send(ctx context.Context, w io.Writer, _ string) error {
 	return tw.Close()
 }
 
-// hostPathReceiver makes a fresh volume with the connection's own
+// dirReceiver makes a fresh volume with the connection's own
 // CreateVolume and unpacks the stream into its directory.
-type hostPathReceiver struct {
+type dirReceiver struct {
 	base string
 	l    *Lease
 }
 
-func (hostPathReceiver) StreamFormat() string { return FormatFiles }
+func (dirReceiver) StreamFormat() string { return FormatFiles }
 
-func (r hostPathReceiver) ReceiveVolume(ctx context.Context, req *csipb.CreateVolumeRequest) (transfer.Sink, func(context.Context) (*csipb.CreateVolumeResponse, error), error) {
+func (r dirReceiver) ReceiveVolume(ctx context.Context, req *csipb.CreateVolumeRequest) (transfer.Sink, func(context.Context) (*csipb.CreateVolumeResponse, error), error) {
 	sink := &untarSink{r: r, req: req}
 	finish := func(ctx context.Context) (*csipb.CreateVolumeResponse, error) {
 		if sink.resp == nil {
@@ -151,7 +204,7 @@ func (r hostPathReceiver) ReceiveVolume(ctx context.Context, req *csipb.CreateVo
 }
 
 type untarSink struct {
-	r    hostPathReceiver
+	r    dirReceiver
 	req  *csipb.CreateVolumeRequest
 	resp *csipb.CreateVolumeResponse
 }

@@ -1,0 +1,15 @@
+package truenas
+
+import "github.com/switchyard-csi/switchyard/driver/zfs/engine"
+
+// Copies between two TrueNAS API connections of one system go through the
+// middleware's own replication (replication.run_onetime with the LOCAL
+// transport, Datasets.SendReceive): the proxy pairs connections whose
+// ReplicaEndpoint is equal. Between two systems the middleware would need
+// an SSH keychain credential on the source reaching the target, which a
+// connection file does not name; the proxy says so instead.
+
+var _ engine.ReplicaEndpointer = (*apiPlatform)(nil)
+
+// ReplicaEndpoint is the middleware's endpoint: one endpoint, one system.
+func (p *apiPlatform) ReplicaEndpoint() string { return p.api.Endpoint() }
