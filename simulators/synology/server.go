@@ -80,6 +80,9 @@ type Server struct {
 	sessions map[string]*session
 
 	requests atomic.Int64
+	// beforeCall, when set, runs before each API call is checked and
+	// served (tests: a session lost in the middle of a driver's call).
+	beforeCall atomic.Pointer[func(api, method string)]
 
 	lmu    sync.Mutex
 	hs     *http.Server
@@ -206,6 +209,18 @@ func (s *Server) ExpireSessions() {
 	for _, ss := range s.sessions {
 		ss.lastUsed = time.Time{}
 	}
+}
+
+// BeforeCall sets fn to run before each Web API call is checked and
+// served, outside the NAS's lock (nil: none). Tests use it to change the
+// NAS in the middle of a driver's call, e.g. ExpireSessions after the LUN
+// of a CreateVolume was made and before its target is.
+func (s *Server) BeforeCall(fn func(api, method string)) {
+	if fn == nil {
+		s.beforeCall.Store(nil)
+		return
+	}
+	s.beforeCall.Store(&fn)
 }
 
 // SetPassword changes (or adds) an account's password.

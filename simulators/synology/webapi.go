@@ -79,6 +79,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, fail(codeVersion)
 	}
 	c := &call{p: p, version: v, w: w, r: r}
+	if fn := s.beforeCall.Load(); fn != nil {
+		(*fn)(api, method)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reapLocked()
