@@ -28,6 +28,7 @@ func (inv Inventory) Empty() bool {
 
 // Inventory summarises the NAS's LUNs, snapshots, targets and shares now.
 func (s *Server) Inventory() Inventory {
+	defer s.flush() // after the unlock below: reaping commits
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reapLocked() // LUNs whose background deletion is over are gone

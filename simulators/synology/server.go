@@ -75,9 +75,15 @@ type Server struct {
 	certs selfsigned.Store
 	now   func() time.Time
 
-	mu       sync.Mutex // guards st and sessions
+	mu       sync.Mutex // guards st, sessions, pending and pendingSeq
 	st       *state
 	sessions map[string]*session
+	// pending is the newest committed state (JSON), pendingSeq counts
+	// commits; flush writes it under saveMu, writtenSeq is what is on disk.
+	pending    []byte
+	pendingSeq uint64
+	saveMu     sync.Mutex
+	writtenSeq atomic.Uint64
 
 	requests atomic.Int64
 	// beforeCall, when set, runs before each API call is checked and
@@ -230,7 +236,8 @@ func (s *Server) SetPassword(user, password string) {
 	s.opts.Users[user] = password
 }
 
-// Close stops listening; the state stays in StateDir.
+// Close stops listening and writes the last changes; the state stays in
+// StateDir.
 func (s *Server) Close() error {
 	s.lmu.Lock()
 	if s.closed {
@@ -240,10 +247,14 @@ func (s *Server) Close() error {
 	s.closed = true
 	hs := s.hs
 	s.lmu.Unlock()
+	var err error
 	if hs != nil {
-		return hs.Close()
+		err = hs.Close()
 	}
-	return nil
+	if ferr := s.flushAll(); ferr != nil && err == nil {
+		err = fmt.Errorf("synology: saving state: %w", ferr)
+	}
+	return err
 }
 
 // Requests is the number of Web API requests served so far.

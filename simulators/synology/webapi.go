@@ -82,11 +82,18 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 	if fn := s.beforeCall.Load(); fn != nil {
 		(*fn)(api, method)
 	}
+	data, err := s.serve(def, h, c, api, method)
+	s.flush()
+	return data, err
+}
+
+// serve checks the session and runs the handler under the NAS's lock.
+func (s *Server) serve(def *apiDef, h handler, c *call, api, method string) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reapLocked()
 	if !def.noAuth {
-		sid := sidOf(r)
+		sid := sidOf(c.r)
 		user, err := s.checkSessionLocked(sid)
 		if err != nil {
 			s.log.Debug("rejected", "api", api, "method", method, "error", err)
@@ -94,7 +101,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		c.user, c.sid = user, sid
 	}
-	s.log.Debug("call", "api", api, "method", method, "version", v)
+	s.log.Debug("call", "api", api, "method", method, "version", c.version)
 	return h(s, c)
 }
 
