@@ -114,6 +114,10 @@ func proxyCaps() csisrv.CapabilitySet {
 
 var defaultNodeCaps = []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER"}
 
+// nodeOnlyCaps: a static PV is never expanded (no controller), so its
+// node does not advertise EXPAND_VOLUME either.
+var nodeOnlyCaps = []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "SINGLE_NODE_MULTI_WRITER"}
+
 func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 	set, ps := proxy.ParseSettings(main)
 	caps, cps := proxyCaps().Override(main)
@@ -156,11 +160,14 @@ func newStandalone(o Options, main config.Tree, file string) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	services := []string{"CONTROLLER_SERVICE"}
+	set := csisrv.CapabilitySet{PluginServices: []string{"CONTROLLER_SERVICE"}, Expansion: "ONLINE", Node: defaultNodeCaps}
 	if typ.NodeLocal {
-		services = append(services, "VOLUME_ACCESSIBILITY_CONSTRAINTS")
+		set.PluginServices = append(set.PluginServices, "VOLUME_ACCESSIBILITY_CONSTRAINTS")
 	}
-	caps, ps := csisrv.CapabilitySet{PluginServices: services, Expansion: "ONLINE", Node: defaultNodeCaps}.Override(main)
+	if typ.NodeOnly { // democratic-csi's node-manual advertises no service and no expansion
+		set = csisrv.CapabilitySet{Node: nodeOnlyCaps}
+	}
+	caps, ps := set.Override(main)
 	nodeID, ips := nodeid.ParseSettings(main, nodeid.Settings{NodeName: true, NQN: typ.HostNQN})
 	ps = append(ps, ips...)
 	if len(ps) > 0 {

@@ -83,6 +83,10 @@ type Type struct {
 	// host NQN access: standalone, node ids then carry the NQN part
 	// (proxy.nodeId.parts.nqn defaults to true).
 	HostNQN bool
+	// NodeOnly is true for a backend with node calls only (node-manual's
+	// static PVs): standalone, the plugin then advertises no
+	// CONTROLLER_SERVICE, so no provisioner or attacher waits on it.
+	NodeOnly bool
 	// Validate returns every problem in cfg (missing or malformed keys),
 	// each naming the key; nil when cfg is usable.
 	Validate func(cfg config.Tree) []config.Problem

@@ -29,9 +29,9 @@ func (Lustre) Name() string { return "lustre" }
 func (Lustre) Validate(v *Volume) error { return lustreShare.validate(v) }
 
 // Stage implements Attacher.
-func (Lustre) Stage(_ context.Context, h *Host, v *Volume) error {
+func (Lustre) Stage(ctx context.Context, h *Host, v *Volume) error {
 	plain, sensitive := mountFlags(v)
-	return lustreShare.mount(h, v, lustreShare.device(v), lustreShare.fsType(v), plain, sensitive)
+	return lustreShare.mount(ctx, h, v, lustreShare.device(v), lustreShare.fsType(v), plain, sensitive)
 }
 
 // Unstage implements Attacher: the mount was all.

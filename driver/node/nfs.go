@@ -36,9 +36,9 @@ func (NFS) Name() string { return "nfs" }
 func (NFS) Validate(v *Volume) error { return nfsShare.validate(v) }
 
 // Stage implements Attacher.
-func (NFS) Stage(_ context.Context, h *Host, v *Volume) error {
+func (NFS) Stage(ctx context.Context, h *Host, v *Volume) error {
 	plain, sensitive := mountFlags(v)
-	return nfsShare.mount(h, v, nfsShare.device(v), nfsShare.fsType(v), plain, sensitive)
+	return nfsShare.mount(ctx, h, v, nfsShare.device(v), nfsShare.fsType(v), plain, sensitive)
 }
 
 // Unstage implements Attacher: the mount was all.

@@ -3,9 +3,13 @@ package node
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -15,41 +19,66 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/volumecontext"
 )
 
-// recordingMounter is the fake mounter that also keeps each mount's
-// sensitive options apart and lets a test look at the host while a mount
-// runs (the SMB credentials file exists only then).
-type recordingMounter struct {
-	*mount.FakeMounter
-	calls   []mountCall
-	onMount func(c mountCall)
-}
-
+// mountCall is one mount(8) the attachers ran through the exec seam,
+// under timeout(1).
 type mountCall struct {
 	source, target, fstype string
-	options, sensitive     []string
+	options                []string
+	budget                 time.Duration // timeout's duration
 }
 
-func (r *recordingMounter) Mount(source, target, fstype string, options []string) error {
-	return r.MountSensitive(source, target, fstype, options, nil)
-}
-
-func (r *recordingMounter) MountSensitive(source, target, fstype string, options, sensitive []string) error {
-	c := mountCall{source, target, fstype, slices.Clone(options), slices.Clone(sensitive)}
-	r.calls = append(r.calls, c)
-	if r.onMount != nil {
-		r.onMount(c)
+// parseMount reads "timeout -k <grace> <budget> mount -t <type> [-o <opts>]
+// <source> <target>".
+func parseMount(t *testing.T, argv []string) mountCall {
+	t.Helper()
+	if len(argv) < 9 || argv[0] != "timeout" || argv[1] != "-k" || argv[4] != "mount" || argv[5] != "-t" {
+		t.Fatalf("not a mount under timeout: %q", argv)
 	}
-	return r.FakeMounter.MountSensitive(source, target, fstype, options, sensitive)
+	secs, err := strconv.ParseFloat(argv[3], 64)
+	if err != nil {
+		t.Fatalf("timeout duration %q: %v", argv[3], err)
+	}
+	c := mountCall{fstype: argv[6], budget: time.Duration(secs * float64(time.Second))}
+	rest := argv[7:]
+	if rest[0] == "-o" {
+		c.options, rest = strings.Split(rest[1], ","), rest[2:]
+	}
+	if len(rest) != 2 {
+		t.Fatalf("mount arguments %q", argv)
+	}
+	c.source, c.target = rest[0], rest[1]
+	return c
 }
 
-func newShareFixture(t *testing.T) (*attachFixture, *recordingMounter) {
-	rm := &recordingMounter{FakeMounter: mount.NewFakeMounter(nil)}
-	f := newAttachFixture(t, func(o *Options) { o.Mounter = rm })
-	f.mounter = rm.FakeMounter
+// shareMounts answers the attachers' mounts in the command sim: each is
+// recorded, handed to onMount while it "runs", and (when answer returns
+// nil) mounted in the fake mounter, as the kernel would.
+type shareMounts struct {
+	calls   []mountCall
+	onMount func(c mountCall)
+	answer  func(c mountCall) error
+}
+
+func newShareFixture(t *testing.T) (*attachFixture, *shareMounts) {
+	f := newAttachFixture(t)
 	if err := os.MkdirAll(f.tree.path("tmp"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	return f, rm
+	sm := &shareMounts{}
+	f.sim.on("timeout", func(argv []string) (string, error) {
+		c := parseMount(t, argv)
+		sm.calls = append(sm.calls, c)
+		if sm.onMount != nil {
+			sm.onMount(c)
+		}
+		if sm.answer != nil {
+			if err := sm.answer(c); err != nil {
+				return "", err
+			}
+		}
+		return "", f.mounter.Mount(c.source, c.target, c.fstype, c.options)
+	})
+	return f, sm
 }
 
 func TestShareAttachers(t *testing.T) {
@@ -65,7 +94,7 @@ func TestShareAttachers(t *testing.T) {
 		wantSource    string
 		wantType      string
 		wantOpts      []string // exactly, with a credentials file shown as "credentials="
-		wantSensitive []string
+		wantSensitive []string // after wantOpts in -o, and never logged
 	}{
 		{
 			name:       "nfs with capability and secret flags, deduplicated",
@@ -142,9 +171,14 @@ func TestShareAttachers(t *testing.T) {
 					opts[i] = "credentials="
 				}
 			}
-			if c.source != tt.wantSource || c.fstype != tt.wantType || c.target != f.staging ||
-				!slices.Equal(opts, tt.wantOpts) || !slices.Equal(c.sensitive, tt.wantSensitive) {
-				t.Fatalf("mount %+v\nwant source %q type %q options %q sensitive %q", c, tt.wantSource, tt.wantType, tt.wantOpts, tt.wantSensitive)
+			if want := append(slices.Clone(tt.wantOpts), tt.wantSensitive...); c.source != tt.wantSource || c.fstype != tt.wantType ||
+				c.target != f.staging || !slices.Equal(opts, want) {
+				t.Fatalf("mount %+v\nwant source %q type %q options %q", c, tt.wantSource, tt.wantType, want)
+			}
+			for _, secret := range tt.wantSensitive {
+				if strings.Contains(f.logs.String(), secret) {
+					t.Fatalf("sensitive mount option %q logged:\n%s", secret, f.logs)
+				}
 			}
 			if pw := tt.secrets[SecretPassword]; pw != "" {
 				if creds != "username=alice\npassword="+pw+"\ndomain=CORP\n" || credsMode != 0o600 {
@@ -223,4 +257,114 @@ func TestNormalizedSecrets(t *testing.T) {
 	if len(got) != len(want) || got["mount_flags"] != want["mount_flags"] || got["other"] != want["other"] {
 		t.Fatalf("normalizedSecrets = %v, want %v", got, want)
 	}
+}
+
+// nfsAt is an nfs volume_context on the test server.
+func nfsAt() map[string]string {
+	return map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyServer: "10.0.0.5", volumecontext.KeyShare: "/export/pvc-1"}
+}
+
+// TestShareMountDeadline: the mount's timeout(1) budget comes from the
+// call's deadline (or the node's command timeout without one); a mount
+// that timeout stops is DEADLINE_EXCEEDED (UNAVAILABLE at the command
+// timeout) naming server and share, and nothing is mounted.
+func TestShareMountDeadline(t *testing.T) {
+	t.Run("at the call's deadline", func(t *testing.T) {
+		f, sm := newShareFixture(t)
+		sm.answer = func(mountCall) error { return exit(124) } // timeout stopped it
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := f.svc.NodeStageVolume(ctx, f.stageCtx(nfsAt(), mountCap(mnmw)))
+		wantCode(t, err, codes.DeadlineExceeded)
+		msg := status.Convert(err).Message()
+		for _, want := range []string{"server 10.0.0.5", "share /export/pvc-1", "the call's deadline", "the mount was stopped"} {
+			if !strings.Contains(msg, want) {
+				t.Fatalf("message %q does not say %q", msg, want)
+			}
+		}
+		if len(sm.calls) != 1 || sm.calls[0].budget <= 2*time.Second || sm.calls[0].budget >= 3*time.Second {
+			t.Fatalf("mounts %+v: want one whose budget ends before the 3s deadline", sm.calls)
+		}
+		if mounted, _ := f.mounter.IsMountPoint(f.staging); mounted {
+			t.Fatal("staging path mounted after a stopped mount")
+		}
+	})
+	t.Run("at the node's command timeout", func(t *testing.T) {
+		f, sm := newShareFixture(t)
+		sm.answer = func(mountCall) error { return exit(137) } // timeout needed SIGKILL
+		_, err := f.svc.NodeStageVolume(context.Background(), f.stageCtx(nfsAt(), mountCap(mnmw)))
+		wantCode(t, err, codes.Unavailable)
+		if msg := status.Convert(err).Message(); !strings.Contains(msg, "server 10.0.0.5") || !strings.Contains(msg, "command timeout") {
+			t.Fatalf("message %q", msg)
+		}
+		if len(sm.calls) != 1 || sm.calls[0].budget < DefaultCommandTimeout-3*time.Second || sm.calls[0].budget >= DefaultCommandTimeout {
+			t.Fatalf("mounts %+v: want a budget just under %v", sm.calls, DefaultCommandTimeout)
+		}
+	})
+	t.Run("a failing mount is no timeout", func(t *testing.T) {
+		f, sm := newShareFixture(t)
+		sm.answer = func(mountCall) error { return exit(32) }
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := f.svc.NodeStageVolume(ctx, f.stageCtx(nfsAt(), mountCap(mnmw)))
+		wantCode(t, err, codes.Internal)
+	})
+}
+
+// TestShareMountKilledAtDeadline runs the real timeout(1) over a mount(8)
+// that never returns and whose helper child never returns either (as
+// mount.nfs under mount does with a server that does not answer): the
+// call returns at its deadline with DEADLINE_EXCEEDED naming server and
+// share, and neither process is left running.
+func TestShareMountKilledAtDeadline(t *testing.T) {
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("coreutils' timeout is not installed")
+	}
+	bin := t.TempDir()
+	pids := filepath.Join(bin, "pids")
+	script := "#!/bin/sh\n" +
+		"sleep 300 &\n" + // the helper
+		"echo $$ $! > " + pids + "\n" +
+		"wait\n"
+	if err := os.WriteFile(filepath.Join(bin, "mount"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	f := newFixture(t, func(o *Options) { o.Exec = nil }) // the real exec
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := f.svc.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: volID, StagingTargetPath: f.staging,
+		VolumeCapability: mountCap(mnmw), VolumeContext: nfsAt()})
+	took := time.Since(start)
+	wantCode(t, err, codes.DeadlineExceeded)
+	if msg := status.Convert(err).Message(); !strings.Contains(msg, "server 10.0.0.5") || !strings.Contains(msg, "share /export/pvc-1") {
+		t.Fatalf("message %q does not name server and share", msg)
+	}
+	if took > 1500*time.Millisecond {
+		t.Fatalf("returned after %v, past the 1.5s deadline", took)
+	}
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatalf("the fake mount never ran: %v", err)
+	}
+	for _, pid := range strings.Fields(string(b)) {
+		deadline := time.Now().Add(2 * time.Second)
+		for running(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %s (of %q) still runs after the call returned", pid, strings.TrimSpace(string(b)))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// running reports whether a process exists and is not a zombie.
+func running(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
 }

@@ -57,7 +57,7 @@ func (SMB) Validate(v *Volume) error {
 }
 
 // Stage implements Attacher.
-func (SMB) Stage(_ context.Context, h *Host, v *Volume) error {
+func (SMB) Stage(ctx context.Context, h *Host, v *Volume) error {
 	plain, sensitive := mountFlags(v)
 	sec := normalizedSecrets(v)
 	if user := sec[SecretUsername]; user != "" {
@@ -73,7 +73,7 @@ func (SMB) Stage(_ context.Context, h *Host, v *Volume) error {
 	if g := v.Capability.GetMount().GetVolumeMountGroup(); g != "" && !hasFlag("gid", plain, sensitive) {
 		plain = append(plain, "gid="+g)
 	}
-	return smbShare.mount(h, v, smbShare.device(v), smbShare.fsType(v), plain, sensitive)
+	return smbShare.mount(ctx, h, v, smbShare.device(v), smbShare.fsType(v), plain, sensitive)
 }
 
 // Unstage implements Attacher: the mount was all.

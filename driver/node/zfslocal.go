@@ -95,7 +95,7 @@ func stageDataset(ctx context.Context, h *Host, v *Volume, a zfsAsset) error {
 	switch a.mountpoint {
 	case "legacy":
 		plain, sensitive := mountFlags(v)
-		return share{name: "zfs-local", fsTypes: []string{"zfs"}}.mount(h, v, a.name, "zfs", plain, sensitive)
+		return share{name: "zfs-local", fsTypes: []string{"zfs"}}.mount(ctx, h, v, a.name, "zfs", plain, sensitive)
 	case "none", "-", "":
 		return status.Errorf(codes.FailedPrecondition,
 			"volume %s: ZFS dataset %s has mountpoint=%s; give it a mountpoint or mountpoint=legacy", v.ID, a.name, a.mountpoint)

@@ -36,6 +36,7 @@ func init() {
 		ConfigKey: "driver",
 		// Static PVs: the handle is whatever the PV says; no ids are made.
 		Validate: func(config.Tree) []config.Problem { return nil },
+		NodeOnly: true,
 		New:      backend.Constructor(New),
 	})
 }

@@ -12,19 +12,40 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/mount-utils"
+	utilexec "k8s.io/utils/exec"
 	testingexec "k8s.io/utils/exec/testing"
 
 	"github.com/switchyard-csi/switchyard/driver/node"
 )
 
-// newNode is a node service with a fake mounter and an exec that fails the
-// test if any command runs (none must, for share mounts and bad input).
-func newNode(t *testing.T) (*node.Service, *mount.FakeMounter) {
+// newNode is a node service with a fake mounter and an exec that lets
+// mounts (mount(8) under timeout(1)) succeed and records them; any other
+// command fails the test (none must run, for share mounts and bad input).
+func newNode(t *testing.T) (*node.Service, *mounts) {
 	t.Helper()
-	fm := mount.NewFakeMounter(nil)
-	fe := &testingexec.FakeExec{ExactOrder: true}
+	m := &mounts{}
+	fe := &testingexec.FakeExec{}
+	for range 10 {
+		fe.CommandScript = append(fe.CommandScript, func(cmd string, args ...string) utilexec.Cmd {
+			argv := append([]string{cmd}, args...)
+			fc := &testingexec.FakeCmd{CombinedOutputScript: []testingexec.FakeAction{func() ([]byte, []byte, error) {
+				i := slices.Index(argv, "mount")
+				if cmd != "timeout" || i < 0 || len(argv) < i+5 || argv[i+1] != "-t" {
+					t.Errorf("unexpected host command %q", argv)
+					return nil, nil, testingexec.FakeExitError{Status: 127}
+				}
+				c := mountCmd{fstype: argv[i+2], source: argv[len(argv)-2]}
+				if argv[i+3] == "-o" {
+					c.options = strings.Split(argv[i+4], ",")
+				}
+				m.calls = append(m.calls, c)
+				return nil, nil, nil
+			}}}
+			return testingexec.InitFakeCmd(fc, cmd, args...)
+		})
+	}
 	svc, err := node.NewService(node.Options{
-		Mounter: fm, Exec: fe, StateDir: filepath.Join(t.TempDir(), "state"), Logger: slog.New(slog.DiscardHandler),
+		Mounter: mount.NewFakeMounter(nil), Exec: fe, StateDir: filepath.Join(t.TempDir(), "state"), Logger: slog.New(slog.DiscardHandler),
 		NodeInfo: func(context.Context) (*csi.NodeGetInfoResponse, error) {
 			return &csi.NodeGetInfoResponse{NodeId: "n1"}, nil
 		},
@@ -32,7 +53,15 @@ func newNode(t *testing.T) (*node.Service, *mount.FakeMounter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc, fm
+	return svc, m
+}
+
+// mounts are the mount commands a node service ran.
+type mounts struct{ calls []mountCmd }
+
+type mountCmd struct {
+	source, fstype string
+	options        []string
 }
 
 func pvCap(fsType string, mode csi.VolumeCapability_AccessMode_Mode, flags ...string) *csi.VolumeCapability {
@@ -78,23 +107,12 @@ func TestDemocraticCSIExamplePVs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NodeStageVolume: %v", err)
 			}
-			var got []mount.FakeAction
-			for _, a := range fm.GetLog() {
-				if a.Action == mount.FakeActionMount {
-					got = append(got, a)
-				}
+			if len(fm.calls) != 1 || fm.calls[0].source != tt.wantSource || fm.calls[0].fstype != tt.wantType {
+				t.Fatalf("mounts %+v, want %s as %s", fm.calls, tt.wantSource, tt.wantType)
 			}
-			if len(got) != 1 || got[0].Source != tt.wantSource || got[0].FSType != tt.wantType {
-				t.Fatalf("mounts %+v, want %s as %s", got, tt.wantSource, tt.wantType)
-			}
-			mps, _ := fm.List()
-			for _, mp := range mps {
-				if mp.Device == tt.wantSource {
-					for _, o := range tt.wantOpts {
-						if !slices.Contains(mp.Opts, o) {
-							t.Errorf("mount options %v lack %s", mp.Opts, o)
-						}
-					}
+			for _, o := range tt.wantOpts {
+				if !slices.Contains(fm.calls[0].options, o) {
+					t.Errorf("mount options %v lack %s", fm.calls[0].options, o)
 				}
 			}
 		})
@@ -103,7 +121,7 @@ func TestDemocraticCSIExamplePVs(t *testing.T) {
 
 // TestStaticPVMissingAttribute: a hand-written PV without a required
 // attribute fails NodeStageVolume with INVALID_ARGUMENT naming it, and no
-// host command runs (the FakeExec has none scripted).
+// host command runs (the fake exec fails the test on any but a mount, and no mount is recorded).
 func TestStaticPVMissingAttribute(t *testing.T) {
 	rwo := csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER
 	tests := []struct {
@@ -120,7 +138,7 @@ func TestStaticPVMissingAttribute(t *testing.T) {
 		{map[string]string{"server": "10.0.0.5", "share": "/x", "provisioner_driver": "node-manual"}, "node_attach_driver"},
 	}
 	for _, tt := range tests {
-		svc, _ := newNode(t)
+		svc, ran := newNode(t)
 		fs := "ext4"
 		if tt.attrs["node_attach_driver"] == "nfs" || tt.attrs["node_attach_driver"] == "smb" || tt.attrs["node_attach_driver"] == "lustre" {
 			fs = ""
@@ -129,6 +147,9 @@ func TestStaticPVMissingAttribute(t *testing.T) {
 			VolumeId: "pv-1", StagingTargetPath: filepath.Join(t.TempDir(), "staging"), VolumeCapability: pvCap(fs, rwo), VolumeContext: tt.attrs})
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: got %v, want INVALID_ARGUMENT naming %s", tt.attrs, err, tt.want)
+		}
+		if len(ran.calls) != 0 {
+			t.Errorf("%v: mounted %+v despite the missing attribute", tt.attrs, ran.calls)
 		}
 	}
 }

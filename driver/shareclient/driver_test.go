@@ -123,8 +123,8 @@ func TestShareNotMounted(t *testing.T) {
 		{"read-only", func(d *Driver, base string) {
 			if os.Geteuid() == 0 {
 				d.sh.statfs = func(string) (int64, error) { return nfsMagic, nil }
-				// root ignores modes: stand in with a read-only bind is
-				// not possible here, so use a file as mount point instead
+				// root ignores modes: a file as mount point instead
+				// (TestShareMountedReadOnly mounts a real read-only one)
 				f := filepath.Join(base, "file")
 				_ = os.WriteFile(f, nil, 0o600)
 				d.SetBase(f)

@@ -5,10 +5,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"k8s.io/mount-utils"
+	utilexec "k8s.io/utils/exec"
+	testingexec "k8s.io/utils/exec/testing"
 
 	"github.com/switchyard-csi/switchyard/driver/backend"
 	"github.com/switchyard-csi/switchyard/driver/config"
@@ -53,8 +56,9 @@ func TestNodeMountsWhatTheControllerMade(t *testing.T) {
 				t.Fatal(err)
 			}
 			fm := mount.NewFakeMounter(nil)
+			ran := &commands{}
 			svc, err := node.NewService(node.Options{
-				Mounter: fm, StateDir: filepath.Join(dir, "state"), Logger: slog.New(slog.DiscardHandler),
+				Mounter: fm, Exec: ran.exec(), StateDir: filepath.Join(dir, "state"), Logger: slog.New(slog.DiscardHandler),
 				NodeInfo: func(context.Context) (*csi.NodeGetInfoResponse, error) {
 					return &csi.NodeGetInfoResponse{NodeId: "n1"}, nil
 				},
@@ -70,17 +74,35 @@ func TestNodeMountsWhatTheControllerMade(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NodeStageVolume: %v", err)
 			}
-			var mounts []mount.FakeAction
-			for _, a := range fm.GetLog() {
-				if a.Action == mount.FakeActionMount {
-					mounts = append(mounts, a)
-				}
+			// The node mounts through mount(8) under timeout(1), which
+			// bounds it by the call's deadline.
+			if len(ran.argv) != 1 {
+				t.Fatalf("commands %q, want one mount", ran.argv)
 			}
-			if len(mounts) != 1 || mounts[0].Source != c.wantSource || mounts[0].FSType != c.wantType {
-				t.Fatalf("mounts %+v, want one of %s as %s", mounts, c.wantSource, c.wantType)
+			argv := ran.argv[0]
+			i := slices.Index(argv, "mount")
+			if argv[0] != "timeout" || i < 0 || len(argv) < i+4 || argv[i+1] != "-t" || argv[i+2] != c.wantType ||
+				argv[len(argv)-2] != c.wantSource || argv[len(argv)-1] != staging {
+				t.Fatalf("command %q, want mount -t %s %s %s under timeout", argv, c.wantType, c.wantSource, staging)
 			}
 		})
 	}
+}
+
+// commands is a fake exec that records each command line and lets it
+// succeed (the node's only command here is the mount).
+type commands struct{ argv [][]string }
+
+func (r *commands) exec() *testingexec.FakeExec {
+	fe := &testingexec.FakeExec{}
+	for range 10 {
+		fe.CommandScript = append(fe.CommandScript, func(cmd string, args ...string) utilexec.Cmd {
+			r.argv = append(r.argv, append([]string{cmd}, args...))
+			fc := &testingexec.FakeCmd{CombinedOutputScript: []testingexec.FakeAction{func() ([]byte, []byte, error) { return nil, nil, nil }}}
+			return testingexec.InitFakeCmd(fc, cmd, args...)
+		})
+	}
+	return fe
 }
 
 func mkdir(p string) error { return os.MkdirAll(p, 0o755) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -152,5 +153,57 @@ func TestCapabilities(t *testing.T) {
 	block[0].AccessMode.Mode = csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER
 	if _, err := ri.d.CreateVolume(ri.ctx, &csi.CreateVolumeRequest{Name: "m", VolumeCapabilities: block}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSessionExpiryMidCall: DSM ends the session between the requests of
+// one CreateVolume (after the LUN is made, before its target) and of one
+// DeleteVolume; the driver logs in again once and finishes the call,
+// making nothing twice and leaving nothing behind. A session lost again
+// right after the re-login is UNAVAILABLE saying so, with no login loop and
+// no LUN left.
+func TestSessionExpiryMidCall(t *testing.T) {
+	r := newRig(t, synology.DriverISCSI, "", sim.Options{DeleteDelay: -1})
+	expireOn := func(api, method string) {
+		var once sync.Once
+		r.srv.BeforeCall(func(a, m string) {
+			if a == api && m == method {
+				once.Do(r.srv.ExpireSessions)
+			}
+		})
+	}
+	r.mustCreate("warm-up", gib, nil) // the first login
+	expireOn("SYNO.Core.ISCSI.Target", "create")
+	v := r.mustCreate("pvc-1", gib, nil)
+	if n := r.d.Client().Logins(); n != 2 {
+		t.Fatalf("logins %d, want 2 (one re-login mid-call)", n)
+	}
+	inv := r.srv.Inventory()
+	if len(inv.LUNs) != 2 || len(inv.Targets) != 2 {
+		t.Fatalf("after the mid-call expiry: %d LUNs, %d targets; want 2 and 2: %+v", len(inv.LUNs), len(inv.Targets), inv)
+	}
+	expireOn("SYNO.Core.ISCSI.LUN", "delete")
+	if _, err := r.d.DeleteVolume(r.ctx, &csi.DeleteVolumeRequest{VolumeId: v.GetVolumeId()}); err != nil {
+		t.Fatalf("DeleteVolume across a lost session: %v", err)
+	}
+	if inv := r.srv.Inventory(); len(inv.LUNs) != 1 || len(inv.Targets) != 1 {
+		t.Fatalf("after the delete: %+v", inv)
+	}
+
+	// Lost at every LUN create: the re-login does not help.
+	r.srv.BeforeCall(func(a, m string) {
+		if a == "SYNO.Core.ISCSI.LUN" && m == "create" {
+			r.srv.ExpireSessions()
+		}
+	})
+	before := r.d.Client().Logins()
+	_, err := r.create("pvc-2", gib, nil)
+	wantCode(t, err, codes.Unavailable, "session was lost twice")
+	if n := r.d.Client().Logins() - before; n != 1 {
+		t.Fatalf("%d logins for one call, want exactly 1 re-login", n)
+	}
+	r.srv.BeforeCall(nil)
+	if inv := r.srv.Inventory(); len(inv.LUNs) != 1 {
+		t.Fatalf("the failed create left LUNs: %+v", inv)
 	}
 }

@@ -1,6 +1,7 @@
 package truenas
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,7 +99,9 @@ type shareSettings struct {
 	extent            map[string]any // iscsi extent fields from extent* keys
 	extentComment     *engine.Template
 	nvmeTransports    []string
-	nvmePorts         []int // nvmet.port ids to link; empty: every TCP port
+	nvmePorts         []int          // nvmet.port ids to link; empty: every TCP port
+	nvmeSubsysFields  map[string]any // nvmeof.subsystemTemplate: more nvmet.subsys.create fields
+	nvmeNSFields      map[string]any // nvmeof.namespaceTemplate: more nvmet.namespace.create fields
 	nvmeAllowAnyHost  bool
 	hostAccess        engine.Initiator // iscsi/nvmeof.hostAccess: allowList; OpenTargets by default
 	nvmeDHCHAP        engine.DHCHAP    // nvmeof.dhchap: keys set on each granted nvmet.host
@@ -299,14 +302,21 @@ func parseNVMeoF(r *config.Reader) shareSettings {
 			r.Add("nvmeof.transports", "%q: want <transport>://<address>:<port>, e.g. tcp://192.168.1.10:4420", t)
 		}
 	}
-	for _, p := range r.List("nvmeof.portIds") {
+	portsKey := nvmePortsKey(r)
+	for _, p := range r.List(portsKey) {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 {
-			r.Add("nvmeof.portIds", "must be nvmet.port ids (numbers), got %q", p)
+			r.Add(portsKey, "must be nvmet.port ids (numbers), got %q", p)
 			continue
 		}
 		s.nvmePorts = append(s.nvmePorts, n)
 	}
+	// democratic-csi next's subsystemTemplate and namespaceTemplate: extra
+	// fields of nvmet.subsys.create and nvmet.namespace.create (qid_max,
+	// pi_enable, nsid, ...); the fields switchyard sets itself are refused
+	// rather than silently overridden.
+	s.nvmeSubsysFields = apiFields(r, "nvmeof.subsystemTemplate", "name", "allow_any_host")
+	s.nvmeNSFields = apiFields(r, "nvmeof.namespaceTemplate", "subsys_id", "device_type", "device_path")
 	parseNaming(r, "nvmeof", &s)
 	if parseHostAccess(r, "nvmeof") {
 		s.hostAccess = engine.NQN
@@ -317,6 +327,44 @@ func parseNVMeoF(r *config.Reader) shareSettings {
 	}
 	s.nvmeDHCHAP = engine.ParseDHCHAP(r, "nvmeof", s.hostAccess == engine.NQN)
 	return s
+}
+
+// nvmePortsKey is where the nvmet.port ids are: nvmeof.portIds, or
+// democratic-csi next's name for them, nvmeof.ports. Both at once is a
+// problem: they would disagree sooner or later.
+func nvmePortsKey(r *config.Reader) string {
+	_, ids := r.Tree().Lookup("nvmeof.portIds")
+	_, ports := r.Tree().Lookup("nvmeof.ports")
+	switch {
+	case ids && ports:
+		r.Add("nvmeof.ports", "is democratic-csi's name for nvmeof.portIds: set one of them")
+	case ports:
+		return "nvmeof.ports"
+	}
+	return "nvmeof.portIds"
+}
+
+// apiFields reads key, a map of extra fields for a create call, refusing
+// those switchyard sets itself (reserved).
+func apiFields(r *config.Reader, key string, reserved ...string) map[string]any {
+	v, ok := r.Tree().Lookup(key)
+	if !ok || v == nil {
+		return nil
+	}
+	m := r.Tree().Sub(key)
+	if m == nil {
+		r.Add(key, "must be a map of fields of the TrueNAS API call, e.g. {qid_max: 16}")
+		return nil
+	}
+	out := map[string]any{}
+	for k, x := range m {
+		if slices.Contains(reserved, k) {
+			r.Add(key+"."+k, "is set by switchyard (%s): leave it out", strings.Join(reserved, ", "))
+			continue
+		}
+		out[k] = x
+	}
+	return out
 }
 
 // parseHostAccess reads <section>.hostAccess, switchyard's key for
@@ -332,4 +380,17 @@ func parseHostAccess(r *config.Reader, section string) bool {
 		r.Add(section+".hostAccess", "must be open (every initiator; the default) or allowList (only the nodes a volume is published to), got %q", v)
 		return false
 	}
+}
+
+// withFields is a create call's arguments: the configured extra fields
+// (nvmeof.subsystemTemplate, namespaceTemplate) under switchyard's own.
+func withFields(extra, own map[string]any) map[string]any {
+	out := make(map[string]any, len(extra)+len(own))
+	for k, v := range extra {
+		out[k] = v
+	}
+	for k, v := range own {
+		out[k] = v
+	}
+	return out
 }

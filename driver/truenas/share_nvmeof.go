@@ -121,7 +121,7 @@ func (n *nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[st
 
 func (n *nvmeofShare) subsystem(ctx context.Context, name string) (subsys, error) {
 	var made subsys
-	err := n.t.call(ctx, &made, "nvmet.subsys.create", map[string]any{"name": name, "allow_any_host": n.s.nvmeAllowAnyHost})
+	err := n.t.call(ctx, &made, "nvmet.subsys.create", withFields(n.s.nvmeSubsysFields, map[string]any{"name": name, "allow_any_host": n.s.nvmeAllowAnyHost}))
 	if err == nil {
 		return made, nil
 	}
@@ -142,7 +142,7 @@ func (n *nvmeofShare) subsystem(ctx context.Context, name string) (subsys, error
 
 func (n *nvmeofShare) namespace(ctx context.Context, subsysID int, device string) (namespace, error) {
 	var made namespace
-	err := n.t.call(ctx, &made, "nvmet.namespace.create", map[string]any{"subsys_id": subsysID, "device_type": "ZVOL", "device_path": device})
+	err := n.t.call(ctx, &made, "nvmet.namespace.create", withFields(n.s.nvmeNSFields, map[string]any{"subsys_id": subsysID, "device_type": "ZVOL", "device_path": device}))
 	if err == nil {
 		return made, nil
 	}

@@ -119,17 +119,30 @@ func TestRequisiteOfAnotherNodeIsRefused(t *testing.T) {
 	}
 }
 
-// TestNodeWithoutThePool: a node whose pool is missing fails with an error
-// naming the dataset, and makes nothing.
+// TestNodeWithoutThePool: a node whose pool is missing fails with
+// FAILED_PRECONDITION naming the node, the key and the pool, for datasets
+// and zvols, and makes nothing.
 func TestNodeWithoutThePool(t *testing.T) {
-	d, _ := newSimDriver(t, zfslocal.DriverDataset, "otherpool/k8s/v")
-	_, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: caps(false, "")})
-	if err == nil || !strings.Contains(err.Error(), "otherpool") {
-		t.Fatalf("got %v, want an error naming otherpool", err)
-	}
-	t.Logf("error: %v", err)
-	if c := status.Code(err); c != codes.FailedPrecondition && c != codes.NotFound {
-		t.Errorf("code %s, want FAILED_PRECONDITION or NOT_FOUND", c)
+	for _, driver := range []string{zfslocal.DriverDataset, zfslocal.DriverZvol} {
+		t.Run(driver, func(t *testing.T) {
+			d, h := newSimDriver(t, driver, "otherpool/k8s/v")
+			_, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: caps(driver == zfslocal.DriverZvol, ""),
+				CapacityRange: &csi.CapacityRange{RequiredBytes: 1 << 30}})
+			if status.Code(err) != codes.FailedPrecondition {
+				t.Fatalf("got %v, want FAILED_PRECONDITION", err)
+			}
+			for _, want := range []string{`node "node-a"`, "zfs.datasetParentName", "otherpool"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %s", err, want)
+				}
+			}
+			if _, err := prop(h, "otherpool/k8s/v/pvc-1", "type"); err == nil {
+				t.Error("the volume was made anyway")
+			}
+			if _, err := prop(h, "tank/k8s/local/v/pvc-1", "type"); err == nil {
+				t.Error("the volume was made in another pool")
+			}
+		})
 	}
 }
 

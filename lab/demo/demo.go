@@ -82,6 +82,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer ih.Close()
 	w.say("simulated DDN Infinia: %s (the REST simulator under /redapi/v1, JWT login, its own certificate)", ih.URL)
+	syno, err := startSynology(filepath.Join(dir, "synology"))
+	if err != nil {
+		return err
+	}
+	defer syno.Close()
+	w.say("simulated Synology DSM 7: %s/webapi/entry.cgi (the Web API simulator: SYNO.API.Auth sessions, iSCSI LUNs and targets, its own certificate)", syno.URL())
 	conns := zfsConnections(dir, host)
 	for k, v := range truenasConnections(dir, tn) {
 		conns[k] = v
@@ -89,11 +95,21 @@ func Run(ctx context.Context, o Options) (err error) {
 	for k, v := range infiniaConnections(dir, ih) {
 		conns[k] = v
 	}
+	for k, v := range synologyConnections(dir, syno) {
+		conns[k] = v
+	}
+	nfsConns, err := nfsClientConnections(dir)
+	if err != nil {
+		return err
+	}
+	for k, v := range nfsConns {
+		conns[k] = v
+	}
 	mainFile, err := writeConfigs(dir, nqnFile, conns)
 	if err != nil {
 		return err
 	}
-	w.say("scratch folder %s: main config (driver: proxy) and seven connections: fast.yaml and archive.yaml (local-hostpath), zfs-nfs.yaml and zfs-nvme.yaml (zfs-generic over SSH), truenas-nfs.yaml and truenas-nvme.yaml (TrueNAS API), infinia.yaml (DDN Infinia)", dir)
+	w.say("scratch folder %s: main config (driver: proxy) and nine connections: fast.yaml and archive.yaml (local-hostpath), zfs-nfs.yaml and zfs-nvme.yaml (zfs-generic over SSH), truenas-nfs.yaml and truenas-nvme.yaml (TrueNAS API), infinia.yaml (DDN Infinia), synology-iscsi.yaml (Synology DSM), nfs-client.yaml (an existing NFS share)", dir)
 	sock := filepath.Join(dir, "csi.sock")
 	start := time.Now()
 	p, err := startPlugin(o.Switchyard, mainFile, sock, filepath.Join(dir, "node-state"), o.PluginLog)
@@ -127,6 +143,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if err := w.infiniaTour(ctx, c, ih); err != nil {
+		return err
+	}
+	if err := w.synologyTour(ctx, c, syno); err != nil {
+		return err
+	}
+	if err := w.nfsClientTour(ctx, c); err != nil {
 		return err
 	}
 	if o.Kernel != nil {

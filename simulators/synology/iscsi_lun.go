@@ -240,8 +240,9 @@ func lunDelete(s *Server, c *call) (any, error) {
 	} else {
 		time.AfterFunc(s.opts.DeleteDelay+10*time.Millisecond, func() {
 			s.mu.Lock()
-			defer s.mu.Unlock()
 			s.reapLocked()
+			s.mu.Unlock()
+			s.flush()
 		})
 	}
 	return nil, s.commitLocked()

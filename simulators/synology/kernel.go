@@ -1,23 +1,77 @@
 package synology
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
 )
 
-// commitLocked saves the state and, with a Kernel, makes it serve the
-// mapped LUNs and the shares.
+// commitLocked records the state for saving and, with a Kernel, makes it
+// serve the change. The state file is written by flush once the NAS's lock
+// is released: writing it under the lock made every request wait for the
+// file system, so concurrent callers queued on the simulator rather than on
+// the latency it models.
 func (s *Server) commitLocked() error {
-	if err := s.store.save(s.st); err != nil {
+	raw, err := json.Marshal(s.st)
+	if err != nil {
 		s.log.Warn("saving state", "error", err)
 		return fail(codeUnknown)
 	}
+	s.pending, s.pendingSeq = raw, s.pendingSeq+1
 	if err := s.syncKernelLocked(); err != nil {
 		s.log.Warn("kernel", "error", err)
 		return fail(codeUnknown)
 	}
+	return nil
+}
+
+// flush writes the newest committed state to state.json unless another
+// request is writing already: that writer looks again after it is done and
+// writes what was committed meanwhile, so no request waits for another's
+// write. Callers must not hold s.mu. Close writes what is left, so a
+// restart on the state directory finds every answered change; a killed
+// simulator may lose the last few.
+func (s *Server) flush() {
+	for {
+		if !s.saveMu.TryLock() {
+			return // the writer will see this state when it looks again
+		}
+		s.mu.Lock()
+		raw, seq := s.pending, s.pendingSeq
+		s.mu.Unlock()
+		if seq != s.writtenSeq.Load() {
+			if err := s.store.write(raw); err != nil {
+				s.log.Warn("saving state", "error", err)
+			} else {
+				s.writtenSeq.Store(seq)
+			}
+		}
+		s.saveMu.Unlock()
+		s.mu.Lock()
+		more := s.pendingSeq != s.writtenSeq.Load() && s.pending != nil
+		s.mu.Unlock()
+		if !more {
+			return
+		}
+	}
+}
+
+// flushAll waits for a write in progress and writes the newest state.
+func (s *Server) flushAll() error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	s.mu.Lock()
+	raw, seq := s.pending, s.pendingSeq
+	s.mu.Unlock()
+	if seq == s.writtenSeq.Load() {
+		return nil
+	}
+	if err := s.store.write(raw); err != nil {
+		return err
+	}
+	s.writtenSeq.Store(seq)
 	return nil
 }
 

@@ -75,11 +75,20 @@ type Server struct {
 	certs selfsigned.Store
 	now   func() time.Time
 
-	mu       sync.Mutex // guards st and sessions
+	mu       sync.Mutex // guards st, sessions, pending and pendingSeq
 	st       *state
 	sessions map[string]*session
+	// pending is the newest committed state (JSON), pendingSeq counts
+	// commits; flush writes it under saveMu, writtenSeq is what is on disk.
+	pending    []byte
+	pendingSeq uint64
+	saveMu     sync.Mutex
+	writtenSeq atomic.Uint64
 
 	requests atomic.Int64
+	// beforeCall, when set, runs before each API call is checked and
+	// served (tests: a session lost in the middle of a driver's call).
+	beforeCall atomic.Pointer[func(api, method string)]
 
 	lmu    sync.Mutex
 	hs     *http.Server
@@ -208,6 +217,18 @@ func (s *Server) ExpireSessions() {
 	}
 }
 
+// BeforeCall sets fn to run before each Web API call is checked and
+// served, outside the NAS's lock (nil: none). Tests use it to change the
+// NAS in the middle of a driver's call, e.g. ExpireSessions after the LUN
+// of a CreateVolume was made and before its target is.
+func (s *Server) BeforeCall(fn func(api, method string)) {
+	if fn == nil {
+		s.beforeCall.Store(nil)
+		return
+	}
+	s.beforeCall.Store(&fn)
+}
+
 // SetPassword changes (or adds) an account's password.
 func (s *Server) SetPassword(user, password string) {
 	s.mu.Lock()
@@ -215,7 +236,8 @@ func (s *Server) SetPassword(user, password string) {
 	s.opts.Users[user] = password
 }
 
-// Close stops listening; the state stays in StateDir.
+// Close stops listening and writes the last changes; the state stays in
+// StateDir.
 func (s *Server) Close() error {
 	s.lmu.Lock()
 	if s.closed {
@@ -225,10 +247,14 @@ func (s *Server) Close() error {
 	s.closed = true
 	hs := s.hs
 	s.lmu.Unlock()
+	var err error
 	if hs != nil {
-		return hs.Close()
+		err = hs.Close()
 	}
-	return nil
+	if ferr := s.flushAll(); ferr != nil && err == nil {
+		err = fmt.Errorf("synology: saving state: %w", ferr)
+	}
+	return err
 }
 
 // Requests is the number of Web API requests served so far.

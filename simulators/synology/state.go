@@ -216,10 +216,16 @@ func (s store) load() (*state, bool, error) {
 }
 
 func (s store) save(st *state) error {
-	raw, err := json.MarshalIndent(st, "", " ")
+	raw, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
+	return s.write(raw)
+}
+
+// write replaces state.json with raw (through a rename: a crash leaves the
+// old or the new state, never half of one).
+func (s store) write(raw []byte) error {
 	tmp := s.file() + ".tmp"
 	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
 		return fmt.Errorf("synology: %w", err)

@@ -79,11 +79,21 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, fail(codeVersion)
 	}
 	c := &call{p: p, version: v, w: w, r: r}
+	if fn := s.beforeCall.Load(); fn != nil {
+		(*fn)(api, method)
+	}
+	data, err := s.serve(def, h, c, api, method)
+	s.flush()
+	return data, err
+}
+
+// serve checks the session and runs the handler under the NAS's lock.
+func (s *Server) serve(def *apiDef, h handler, c *call, api, method string) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reapLocked()
 	if !def.noAuth {
-		sid := sidOf(r)
+		sid := sidOf(c.r)
 		user, err := s.checkSessionLocked(sid)
 		if err != nil {
 			s.log.Debug("rejected", "api", api, "method", method, "error", err)
@@ -91,7 +101,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		c.user, c.sid = user, sid
 	}
-	s.log.Debug("call", "api", api, "method", method, "version", v)
+	s.log.Debug("call", "api", api, "method", method, "version", c.version)
 	return h(s, c)
 }
 
