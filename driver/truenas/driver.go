@@ -109,7 +109,7 @@ func New(k kind, opts backend.Options) (backend.Driver, error) {
 	}
 	t := &truenas{kind: k, api: client, log: log, csiName: opts.CSIName}
 	sharer := t.sharer(s)
-	var p engine.Platform = &apiPlatform{truenas: t, sharer: sharer, closeAPI: client.Close}
+	var p engine.Platform = &apiPlatform{truenas: t, sharer: sharer, closeAPI: client.Close, pushVia: pushCredential(opts.Config)}
 	if k.ssh {
 		host, err := engine.NewCLIHost(opts, k.name, cli)
 		if err != nil {
