@@ -137,6 +137,11 @@ func (s *service) keychainCreate(_ *middleware.Call, params []json.RawMessage) (
 		} else if _, err := s.keys.get(id, "SSH_KEY_PAIR"); err != nil {
 			add("attributes.private_key", err.Error())
 		}
+		for _, k := range []string{"port", "connect_timeout"} {
+			if _, isInt := attrs.int(k); attrs.has(k) && !isInt {
+				add("attributes."+k, sch.typeMsg(tInt))
+			}
+		}
 		if _, ok := attrs["port"]; !ok {
 			attrs["port"] = int64(22)
 		}
