@@ -29,7 +29,7 @@ import (
 // connection finishes the volume as any fresh one (labels, share).
 
 // PushCredentialKey is the connection-file key naming the credential.
-const PushCredentialKey = "replication.sshCredentials"
+const PushCredentialKey = "replication.sshCredentials" //nolint:gosec // a config key name, not a credential
 
 var _ engine.ReplicaPusherPlatform = (*apiPlatform)(nil)
 
