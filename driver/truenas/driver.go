@@ -84,6 +84,7 @@ func parse(k kind, cfg config.Tree) (api.Config, shareSettings, engine.CLIConfig
 		s = parseNVMeoF(r)
 	}
 	engine.Validate(r)
+	checkPushCredential(r, k)
 	var cli engine.CLIConfig
 	if k.ssh {
 		cli = engine.ReadCLI(r, true)

@@ -38,6 +38,15 @@ func pushCredential(cfg config.Tree) string {
 	return strings.TrimSpace(config.NewReader(cfg).Str(PushCredentialKey))
 }
 
+// checkPushCredential is config check's view of PushCredentialKey: one
+// value, and only where the middleware replicates (the SSH drivers copy
+// with zfs send/receive through the controller and never read it).
+func checkPushCredential(r *config.Reader, k kind) {
+	if v := r.Str(PushCredentialKey); v != "" && k.ssh {
+		r.Add(PushCredentialKey, "only the freenas-api-* drivers copy through the TrueNAS replication; %s copies across connections with zfs send/receive over sshConnection, so remove it", k.name)
+	}
+}
+
 // ReplicaPushVia is the credential the connection file names.
 func (p *apiPlatform) ReplicaPushVia() string { return p.pushVia }
 
