@@ -230,3 +230,42 @@ func sshAddrOf(t *testing.T, h *truenashost.Host, name string) (string, int, str
 	t.Fatalf("no credential %s", name)
 	return "", 0, ""
 }
+
+// zvols (iSCSI) cross systems the same way: the volume arrives with its
+// size and data, and gets the target's own extent.
+func TestCloneZvolAcrossTrueNASSystemsOverSSHReplication(t *testing.T) {
+	r := newRig(t)
+	ha, hb := startTrueNAS(t), startTrueNAS(t)
+	seedCredential(t, ha, hb, "to-nas-b")
+	r.write("tn-a", ha.DriverConfig("freenas-api-iscsi", "old", "")+"replication:\n  sshCredentials: to-nas-b\n")
+	r.write("tn-b", hb.DriverConfig("freenas-api-iscsi", "new", ""))
+	ctx := context.Background()
+	req := setReq("pvc-blk", map[string]string{ConnectionParameter: "tn-a"}, nil)
+	req.CapacityRange = &csipb.CapacityRange{RequiredBytes: 64 << 20}
+	req.VolumeCapabilities = []*csipb.VolumeCapability{{
+		AccessType: &csipb.VolumeCapability_Block{Block: &csipb.VolumeCapability_BlockVolume{}},
+		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+	}}
+	src, err := r.ctl.CreateVolume(ctx, req)
+	must(t, err)
+	clone := cloneReq("pvc-blk-moved", "tn-b", src.GetVolume().GetVolumeId())
+	clone.CapacityRange, clone.VolumeCapabilities = req.CapacityRange, req.VolumeCapabilities
+	moved, err := r.ctl.CreateVolume(ctx, clone)
+	if err != nil {
+		t.Fatalf("zvol clone across TrueNAS systems: %v", err)
+	}
+	mb := hb.Server.Model()
+	dstDS := hb.Pool + "/k8s/new/pvc-blk-moved"
+	if got := tnGet(t, mb, dstDS, "type"); got != "volume" {
+		t.Fatalf("%s type %q", dstDS, got)
+	}
+	if got := tnGet(t, mb, dstDS, "volsize"); got != "64M" {
+		t.Fatalf("%s volsize %q", dstDS, got)
+	}
+	if got := tnGet(t, mb, dstDS, "democratic-csi:provision_success"); got != "true" {
+		t.Fatalf("provision_success %q", got)
+	}
+	if moved.GetVolume().GetVolumeContext()["iqn"] == src.GetVolume().GetVolumeContext()["iqn"] {
+		t.Fatalf("the copy shares the source's target: %v", moved.GetVolume().GetVolumeContext())
+	}
+}
