@@ -20,7 +20,8 @@ import (
 // through the controller is only the name of the source snapshot; the
 // data moves inside the system.
 
-// replicaPair is the pair when both connections reach one system.
+// replicaPair is the pair when both connections reach one system, or
+// when the source's system can push to the target's (replicate_push.go).
 func replicaPair(src, dst *Lease) (backend.StreamSender, backend.StreamReceiver, bool) {
 	rs, okS := src.Driver.(backend.Replicator)
 	rd, okD := dst.Driver.(backend.Replicator)
@@ -28,10 +29,13 @@ func replicaPair(src, dst *Lease) (backend.StreamSender, backend.StreamReceiver,
 		return nil, nil, false
 	}
 	es, ed := rs.ReplicaEndpoint(), rd.ReplicaEndpoint()
-	if es == "" || es != ed {
+	if es == "" || ed == "" {
 		return nil, nil, false
 	}
-	return replicaSender{rs}, replicaReceiver{rd}, true
+	if es == ed {
+		return replicaSender{r: rs}, replicaReceiver{receive: rd.ReceiveReplica}, true
+	}
+	return pushPair(rs, rd, es, ed)
 }
 
 // replicaEndpoints says why two TrueNAS API connections cannot replicate
@@ -48,11 +52,19 @@ func replicaEndpoints(src, dst *Lease) (string, string) {
 // FormatReplica is the "stream" of a replica: the source snapshot's name.
 const FormatReplica = "replica"
 
-type replicaSender struct{ r backend.Replicator }
+type replicaSender struct {
+	r     backend.Replicator
+	check func(context.Context) error // before anything is made; nil: none
+}
 
 func (replicaSender) StreamFormat() string { return FormatReplica }
 
 func (s replicaSender) SendSource(ctx context.Context, src *csipb.VolumeContentSource, forName string) (transfer.Source, int64, func(), error) {
+	if s.check != nil {
+		if err := s.check(ctx); err != nil {
+			return nil, 0, nil, err
+		}
+	}
 	snap, done, err := s.r.ReplicaSource(ctx, src, forName)
 	if err != nil {
 		return nil, 0, nil, err
@@ -67,12 +79,15 @@ func (n snapName) Send(_ context.Context, w io.Writer, _ string) error {
 	return err
 }
 
-type replicaReceiver struct{ r backend.Replicator }
+// replicaReceiver makes the volume from the source snapshot's name.
+type replicaReceiver struct {
+	receive func(ctx context.Context, req *csipb.CreateVolumeRequest, snap string) (*csipb.CreateVolumeResponse, error)
+}
 
 func (replicaReceiver) StreamFormat() string { return FormatReplica }
 
 func (r replicaReceiver) ReceiveVolume(_ context.Context, req *csipb.CreateVolumeRequest) (transfer.Sink, func(context.Context) (*csipb.CreateVolumeResponse, error), error) {
-	k := &replicaSink{r: r.r, req: req}
+	k := &replicaSink{receive: r.receive, req: req}
 	finish := func(context.Context) (*csipb.CreateVolumeResponse, error) {
 		if k.resp == nil {
 			return nil, status.Error(codes.Internal, "the replication ended without a volume")
@@ -83,9 +98,9 @@ func (r replicaReceiver) ReceiveVolume(_ context.Context, req *csipb.CreateVolum
 }
 
 type replicaSink struct {
-	r    backend.Replicator
-	req  *csipb.CreateVolumeRequest
-	resp *csipb.CreateVolumeResponse
+	receive func(ctx context.Context, req *csipb.CreateVolumeRequest, snap string) (*csipb.CreateVolumeResponse, error)
+	req     *csipb.CreateVolumeRequest
+	resp    *csipb.CreateVolumeResponse
 }
 
 // Receive reads the snapshot's name and lets the system copy it.
@@ -98,7 +113,7 @@ func (k *replicaSink) Receive(ctx context.Context, rd io.Reader) error {
 	if snap == "" {
 		return status.Error(codes.Internal, "no source snapshot named")
 	}
-	k.resp, err = k.r.ReceiveReplica(ctx, k.req, snap)
+	k.resp, err = k.receive(ctx, k.req, snap)
 	return err
 }
 
@@ -118,7 +133,7 @@ func trueNASMessage(src, dst *Lease) string {
 		if ss == sd {
 			return fmt.Sprintf("both reach the TrueNAS at %s, but one serves filesystems and the other zvols: use a target of the source's kind", ss)
 		}
-		return fmt.Sprintf("they reach different TrueNAS systems (%s and %s). The middleware replicates between systems only with an SSH connection on the source system (Credentials > Backup Credentials > SSH Connections) and a replication task (Data Protection > Replication Tasks), which a connection file does not name: replicate with such a task and import the dataset, or use SSH connections (freenas-nfs, freenas-iscsi, zfs-generic-*) for both ends, which copy with zfs send/receive through the controller. Two TrueNAS API connections of one system copy with the middleware's own replication", ss, sd)
+		return fmt.Sprintf("they reach different TrueNAS systems (%s and %s). The middleware replicates between systems over SSH: create an SSH connection on the source system (Credentials > Backup Credentials > SSH Connections, a keychain credential of type SSH_CREDENTIALS) that reaches the target system, and name it (its name or id) in the source connection %s's file as %s (docs/migrating-between-connections.md). Or use SSH connections (freenas-nfs, freenas-iscsi, zfs-generic-*) for both ends, which copy with zfs send/receive through the controller", ss, sd, src.Name, truenasPushKey)
 	}
 	return "a TrueNAS API connection cannot stream a volume to another kind of backend through the controller. Either use SSH connections (freenas-nfs, freenas-iscsi, zfs-generic-*) for both ends, which copy with zfs send/receive, or copy with a TrueNAS replication task (Data Protection > Replication Tasks) and import the dataset on the target"
 }

@@ -124,7 +124,7 @@ func TestCloneAcrossTrueNASSystemsSaysWhatToConfigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.ctl.CreateVolume(ctx, cloneReq("pvc-moved", "tn-b", src.GetVolume().GetVolumeId()))
-	wantCode(t, "two systems", err, codes.FailedPrecondition, "different TrueNAS systems", "SSH Connections", "Replication Tasks", "tn-a", "tn-b")
+	wantCode(t, "two systems", err, codes.FailedPrecondition, "different TrueNAS systems", "SSH Connections", "replication.sshCredentials", "tn-a", "tn-b")
 	var out, errb strings.Builder
 	hb.Server.Model().ZFS([]string{"list", "-H", "-o", "name", "-r", hb.Pool + "/k8s"}, nil, &out, &errb)
 	if strings.Contains(out.String(), "pvc-moved") {

@@ -84,6 +84,7 @@ func parse(k kind, cfg config.Tree) (api.Config, shareSettings, engine.CLIConfig
 		s = parseNVMeoF(r)
 	}
 	engine.Validate(r)
+	checkPushCredential(r, k)
 	var cli engine.CLIConfig
 	if k.ssh {
 		cli = engine.ReadCLI(r, true)
@@ -109,7 +110,7 @@ func New(k kind, opts backend.Options) (backend.Driver, error) {
 	}
 	t := &truenas{kind: k, api: client, log: log, csiName: opts.CSIName}
 	sharer := t.sharer(s)
-	var p engine.Platform = &apiPlatform{truenas: t, sharer: sharer, closeAPI: client.Close}
+	var p engine.Platform = &apiPlatform{truenas: t, sharer: sharer, closeAPI: client.Close, pushVia: pushCredential(opts.Config)}
 	if k.ssh {
 		host, err := engine.NewCLIHost(opts, k.name, cli)
 		if err != nil {

@@ -13,6 +13,7 @@ type apiPlatform struct {
 	*truenas
 	sharer   engine.Sharer
 	closeAPI func() error
+	pushVia  string // replication.sshCredentials (replication_push.go)
 }
 
 var _ engine.Platform = (*apiPlatform)(nil)

@@ -5,9 +5,9 @@ import "github.com/switchyard-csi/switchyard/driver/zfs/engine"
 // Copies between two TrueNAS API connections of one system go through the
 // middleware's own replication (replication.run_onetime with the LOCAL
 // transport, Datasets.SendReceive): the proxy pairs connections whose
-// ReplicaEndpoint is equal. Between two systems the middleware would need
-// an SSH keychain credential on the source reaching the target, which a
-// connection file does not name; the proxy says so instead.
+// ReplicaEndpoint is equal. Between two systems the source pushes over an
+// SSH connection of its keychain that its connection file names
+// (replication_push.go); without one the proxy says what to configure.
 
 var _ engine.ReplicaEndpointer = (*apiPlatform)(nil)
 

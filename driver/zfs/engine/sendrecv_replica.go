@@ -94,6 +94,14 @@ func (e *Engine) sourceSnapshot(ctx context.Context, cs *csi.VolumeContentSource
 // finishes it as CreateVolume finishes any new volume. A retry after the
 // copy arrived finishes it without copying again.
 func (e *Engine) ReceiveReplica(ctx context.Context, req *csi.CreateVolumeRequest, snap string) (*csi.CreateVolumeResponse, error) {
+	return e.ReceiveReplicaWith(ctx, req, func(ctx context.Context, ds string) error {
+		return e.zfs.SendReceive(ctx, snap, ds)
+	})
+}
+
+// ReceiveReplicaWith is ReceiveReplica with the copy made by copyTo (on
+// this system, or pushed here by another: backend.ReplicaTarget).
+func (e *Engine) ReceiveReplicaWith(ctx context.Context, req *csi.CreateVolumeRequest, copyTo func(ctx context.Context, dataset string) error) (*csi.CreateVolumeResponse, error) {
 	if req.GetVolumeContentSource() != nil {
 		return nil, status.Error(codes.Internal, "ReceiveReplica: the request must not carry a content source")
 	}
@@ -108,7 +116,7 @@ func (e *Engine) ReceiveReplica(ctx context.Context, req *csi.CreateVolumeReques
 	props, err := e.zfs.Get(ctx, ds, propManaged, propVolumeName)
 	switch {
 	case zfs.IsNotExist(err):
-		if err := e.replicate(ctx, snap, ds, req); err != nil {
+		if err := e.replicate(ctx, copyTo, ds, req); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -119,20 +127,23 @@ func (e *Engine) ReceiveReplica(ctx context.Context, req *csi.CreateVolumeReques
 	return e.CreateVolume(ctx, req)
 }
 
-// replicate copies snap into ds and makes it an unfinished volume of req:
+// replicate copies into ds (copyTo) and makes it an unfinished volume of req:
 // the copy carries the source's properties (TrueNAS replicates them), so
 // the labels, the share records and provision_success are set to this
 // volume's before anything else can see it.
-func (e *Engine) replicate(ctx context.Context, snap, ds string, req *csi.CreateVolumeRequest) error {
+func (e *Engine) replicate(ctx context.Context, copyTo func(context.Context, string) error, ds string, req *csi.CreateVolumeRequest) error {
 	if err := e.zfs.Create(ctx, e.cfg.parent, zfs.CreateOptions{Parents: true}); err != nil && !zfs.IsExists(err) {
 		return e.zfsErr(err, "creating "+e.cfg.parent)
 	}
-	if err := e.zfs.SendReceive(ctx, snap, ds); err != nil && !zfs.IsExists(err) {
+	if err := copyTo(ctx, ds); err != nil && !zfs.IsExists(err) {
 		e.removePartial(ds)
-		if zfs.IsNotExist(err) {
-			return status.Errorf(codes.NotFound, "%s: the source snapshot %s does not exist any more", e.cfg.driver, snap)
+		if _, ok := status.FromError(err); ok {
+			return err
 		}
-		return e.zfsErr(err, "replicating "+snap+" to "+ds)
+		if zfs.IsNotExist(err) {
+			return status.Errorf(codes.NotFound, "%s: the source snapshot of the copy to %s does not exist any more", e.cfg.driver, ds)
+		}
+		return e.zfsErr(err, "replicating to "+ds)
 	}
 	labels := append(e.baseProps(req.GetName(), req.GetParameters(), true),
 		zfs.Prop{Name: propSuccess, Value: "false"}, zfs.Prop{Name: propShareContext, Value: ""},

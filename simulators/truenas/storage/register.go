@@ -28,6 +28,7 @@ type service struct {
 	// acls holds non-trivial ACLs of paths whose filesystem has no user
 	// xattrs (see filesystem_acl.go); the only state of the service.
 	acls *sync.Map
+	keys *keychain // keychaincredential.* (keychain.go), for replication over SSH
 }
 
 // Register adds the storage methods of TrueNAS version v to r, served
@@ -52,6 +53,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 	s.registerFilesystem()
 	s.registerACL()
 	s.registerReplication()
+	s.registerKeychain()
 	s.registerZFSResource()
 	return nil
 }

@@ -15,10 +15,10 @@ func (s *service) registerReplication() {
 }
 
 // runOnetime is the replication.run_onetime job: a replication task run
-// once without being saved. Only the LOCAL transport can run here (the
-// simulator has no keychain credentials for SSH); it copies the matching
+// once without being saved. The LOCAL transport copies the matching
 // snapshots of each source dataset to the target with the model's send
-// and receive, as zettarepl does.
+// and receive, as zettarepl does; SSH (and SSH+NETCAT, whose data also
+// goes over SSH here) is replication_ssh.go.
 func (s *service) runOnetime(c *middleware.Call, params []json.RawMessage) (any, error) {
 	if err := positional(params, 1); err != nil {
 		return nil, err
@@ -27,8 +27,11 @@ func (s *service) runOnetime(c *middleware.Call, params []json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	if errs := validateReplication(a); len(errs) > 0 {
+	if errs := validateReplication(a, s.keys.get); len(errs) > 0 {
 		return nil, errs
+	}
+	if a.str("transport") != "LOCAL" {
+		return s.runOnetimeSSH(c, a)
 	}
 	match := snapshotMatcher(a)
 	target := a.str("target_dataset")

@@ -74,8 +74,9 @@ func (s *service) replicationSchema() schema {
 }
 
 // validateReplication is ReplicationService._validate for a one-time
-// task (no periodic snapshot tasks or SSH credentials exist here).
-func validateReplication(a args) middleware.ValidationErrors {
+// task (no periodic snapshot tasks exist here); creds is
+// keychaincredential.get_of_type.
+func validateReplication(a args, creds func(int64, string) (args, error)) middleware.ValidationErrors {
 	var errs middleware.ValidationErrors
 	add := func(attr, format string, v ...any) {
 		errs = append(errs, middleware.ValidationError{Attribute: "replication_run_onetime." + attr, Message: fmt.Sprintf(format, v...)})
@@ -136,7 +137,9 @@ func validateReplication(a args) middleware.ValidationErrors {
 		add("ssh_credentials", "SSH Credentials are required for non-local replication")
 	} else {
 		n, _ := a.int("ssh_credentials")
-		add("ssh_credentials", "Keychain credential %d does not exist", n)
+		if _, err := creds(n, "SSH_CREDENTIALS"); err != nil {
+			add("ssh_credentials", "%s", err.Error())
+		}
 	}
 	sources, _ := a["source_datasets"].([]any)
 	if !a.boolean("recursive") && nonEmpty("exclude") {
