@@ -408,3 +408,32 @@ Events it posts about broken connection files regard (driver/events).
 - name: POD_UID
   valueFrom: {fieldRef: {fieldPath: metadata.uid}}
 {{- end -}}
+
+{{/*
+checkDriverNameFree refuses an install whose driver name another release
+already serves. Helm alone refuses it too, but late and in its own words
+("CSIDriver ... exists and cannot be imported into the current release:
+invalid ownership metadata"), after the namespaced objects are checked, and
+not at all with csiDriver.enabled=false, where two node plugins would then
+register one name on every node. lookup answers only against a cluster
+(helm install/upgrade); helm template and --dry-run=client see nothing and
+pass. The CSIDriver belongs to this release on an upgrade; one that Helm
+did not install (made by hand, or by another tool) is refused only when
+this chart would create it.
+*/}}
+{{- define "switchyard.checkDriverNameFree" -}}
+{{- $name := include "switchyard.driverName" . -}}
+{{- $found := lookup "storage.k8s.io/v1" "CSIDriver" "" $name -}}
+{{- if $found -}}
+{{- $ann := default (dict) $found.metadata.annotations -}}
+{{- $rel := toString (default "" (get $ann "meta.helm.sh/release-name")) -}}
+{{- $ns := toString (default "" (get $ann "meta.helm.sh/release-namespace")) -}}
+{{- if $rel -}}
+{{- if not (and (eq $rel .Release.Name) (eq $ns .Release.Namespace)) -}}
+{{- fail (printf "csiDriver.name %s is already installed by release %s in namespace %s: choose another csiDriver.name (several installs run side by side with different names), or upgrade that release instead (helm upgrade %s -n %s)" $name $rel $ns $rel $ns) -}}
+{{- end -}}
+{{- else if .Values.csiDriver.enabled -}}
+{{- fail (printf "csiDriver.name %s: a CSIDriver of that name exists in the cluster, not installed by Helm: choose another csiDriver.name, or keep that object and set csiDriver.enabled=false" $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
