@@ -299,6 +299,9 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   args:
     - "--csi-address={{ include "switchyard.socket" .root }}"
     - "--health-port={{ .port }}"
+    {{- with .root.Values.livenessProbe.probeTimeout }}
+    - "--probe-timeout={{ . }}"
+    {{- end }}
     {{- with (include "switchyard.args" (dict "list" (list) "extra" .root.Values.livenessProbe.extraArgs "root" .root)) }}{{ . | trim | nindent 4 }}{{- end }}
   volumeMounts:
     - name: socket-dir
@@ -308,16 +311,32 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   {{- end }}
 {{- end -}}
 
-{{/* The probe on the driver container, answered by the livenessprobe sidecar. */}}
+{{/*
+driverProbe: (dict "root" $) the probe on the driver container, answered by
+the livenessprobe sidecar, which itself waits up to probeTimeout for the
+driver: the kubelet must wait longer, or every slow Probe is a failure.
+*/}}
 {{- define "switchyard.driverProbe" -}}
+{{- $p := .root.Values.livenessProbe -}}
+{{- with $p.probeTimeout -}}
+{{- $t := toString . -}}
+{{- $secs := 0.0 -}}
+{{- if regexMatch "^[0-9]+(\\.[0-9]+)?ms$" $t -}}{{- $secs = divf (float64 (trimSuffix "ms" $t)) 1000 -}}
+{{- else if regexMatch "^[0-9]+(\\.[0-9]+)?s$" $t -}}{{- $secs = float64 (trimSuffix "s" $t) -}}
+{{- else if regexMatch "^[0-9]+(\\.[0-9]+)?m$" $t -}}{{- $secs = mulf (float64 (trimSuffix "m" $t)) 60 -}}
+{{- end -}}
+{{- if ge $secs (float64 $p.timeoutSeconds) -}}
+{{- fail (printf "livenessProbe.probeTimeout %s is not below livenessProbe.timeoutSeconds %v: the kubelet would give up before the sidecar answers; raise timeoutSeconds or lower probeTimeout" $t $p.timeoutSeconds) -}}
+{{- end -}}
+{{- end -}}
 livenessProbe:
   httpGet:
     path: /healthz
     port: healthz
-  initialDelaySeconds: 10
-  timeoutSeconds: 3
-  periodSeconds: 10
-  failureThreshold: 5
+  initialDelaySeconds: {{ $p.initialDelaySeconds }}
+  timeoutSeconds: {{ $p.timeoutSeconds }}
+  periodSeconds: {{ $p.periodSeconds }}
+  failureThreshold: {{ $p.failureThreshold }}
 {{- end -}}
 
 {{/* driverPorts: (dict "health" N-or-0 "metrics" N-or-0) the switchyard container's ports. */}}
