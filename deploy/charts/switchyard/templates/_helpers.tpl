@@ -287,6 +287,35 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
 {{- end }}
+{{- if $c.externalHealthMonitor.enabled }}
+{{- if .onNodes }}
+{{- fail "controller.externalHealthMonitor.enabled needs controller.strategy deployment: with strategy node every node's controller knows only its own volumes, and one monitor per node would ask each about all of them" }}
+{{- end }}
+- name: csi-external-health-monitor-controller
+  {{- include "switchyard.image" (dict "image" $c.externalHealthMonitor.image "root" $root) | nindent 2 }}
+  args:
+    {{- with (include "switchyard.args" (dict "list" $c.externalHealthMonitor.args "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $c.leaderElection.enabled }}
+    - "--leader-election"
+    - "--leader-election-namespace={{ $root.Release.Namespace }}"
+    {{- end }}
+    {{- with (include "switchyard.args" (dict "list" (list) "extra" $c.externalHealthMonitor.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $sm }}
+    - "--http-endpoint=:{{ $sm.healthMonitor }}"
+    {{- end }}
+  volumeMounts:
+    - name: socket-dir
+      mountPath: {{ include "switchyard.socketDir" $root }}
+  {{- if $sm }}
+  ports:
+    - name: {{ include "switchyard.sidecarPortName" "healthMonitor" }}
+      containerPort: {{ $sm.healthMonitor }}
+      protocol: TCP
+  {{- end }}
+  {{- with $c.externalHealthMonitor.resources }}
+  resources: {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
 {{- with $c.extraContainers }}
 {{ toYaml . }}
 {{- end }}
@@ -366,7 +395,7 @@ ports:
 
 {{/* sidecarPortName SIDECAR: the port name (at most 15 characters) of a sidecar's metrics. */}}
 {{- define "switchyard.sidecarPortName" -}}
-{{- get (dict "provisioner" "metrics-prov" "attacher" "metrics-attach" "resizer" "metrics-resize" "snapshotter" "metrics-snap") . -}}
+{{- get (dict "provisioner" "metrics-prov" "attacher" "metrics-attach" "resizer" "metrics-resize" "snapshotter" "metrics-snap" "healthMonitor" "metrics-health") . -}}
 {{- end -}}
 
 {{/*
@@ -391,6 +420,9 @@ metrics:{{ .Values.metrics.port }}
 {{- end }}
 {{- if $c.externalSnapshotter.enabled }}
 {{ include "switchyard.sidecarPortName" "snapshotter" }}:{{ $p.snapshotter }}
+{{- end }}
+{{- if $c.externalHealthMonitor.enabled }}
+{{ include "switchyard.sidecarPortName" "healthMonitor" }}:{{ $p.healthMonitor }}
 {{- end }}
 {{- end }}
 {{- end -}}
