@@ -66,6 +66,22 @@ func TestHealthMonitor(t *testing.T) {
 			}
 		}
 	})
+	t.Run("democratic-csi's key", func(t *testing.T) {
+		on := docs(t, render(t, "-f", "testdata/values/minimal.yaml", "--set", "controller.externalHealthMonitorController.enabled=true",
+			"--set", "controller.externalHealthMonitorController.image.tag=v0.16.0"))
+		if img := container(t, find(t, on, "Deployment", "-controller"), healthMonitor)["image"]; img != "registry.k8s.io/sig-storage/csi-external-health-monitor-controller:v0.16.0" {
+			t.Errorf("image %v: democratic-csi's image.tag not used", img)
+		}
+		if !allows(get(find(t, on, "ClusterRole", "-controller"), "rules").([]any), "", "persistentvolumeclaims/status", "patch") {
+			t.Error("enabled through democratic-csi's key without its RBAC")
+		}
+		// democratic-csi's proxy values file turns it off explicitly.
+		for _, c := range get(find(t, docs(t, render(t, "-f", "testdata/values/democratic-csi-proxy.yaml")), "Deployment", "-controller"), "spec", "template", "spec", "containers").([]any) {
+			if c.(obj)["name"] == healthMonitor {
+				t.Error("runs although the democratic-csi values say enabled: false")
+			}
+		}
+	})
 	t.Run("refused with strategy node", func(t *testing.T) {
 		_, err := helm(t, "template", release, ".", "--kube-version", kubeVersion, "-f", "testdata/values/node-strategy.yaml", "--set", "controller.externalHealthMonitor.enabled=true")
 		if err == nil || !strings.Contains(err.Error(), "controller.externalHealthMonitor.enabled needs controller.strategy deployment") {

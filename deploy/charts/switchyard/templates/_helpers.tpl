@@ -287,19 +287,20 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
 {{- end }}
-{{- if $c.externalHealthMonitor.enabled }}
+{{- $hm := include "switchyard.healthMonitor" $root | fromYaml }}
+{{- if $hm.enabled }}
 {{- if .onNodes }}
 {{- fail "controller.externalHealthMonitor.enabled needs controller.strategy deployment: with strategy node every node's controller knows only its own volumes, and one monitor per node would ask each about all of them" }}
 {{- end }}
 - name: csi-external-health-monitor-controller
-  {{- include "switchyard.image" (dict "image" $c.externalHealthMonitor.image "root" $root) | nindent 2 }}
+  {{- include "switchyard.image" (dict "image" $hm.image "root" $root) | nindent 2 }}
   args:
-    {{- with (include "switchyard.args" (dict "list" $c.externalHealthMonitor.args "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- with (include "switchyard.args" (dict "list" $hm.args "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
     {{- if $c.leaderElection.enabled }}
     - "--leader-election"
     - "--leader-election-namespace={{ $root.Release.Namespace }}"
     {{- end }}
-    {{- with (include "switchyard.args" (dict "list" (list) "extra" $c.externalHealthMonitor.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- with (include "switchyard.args" (dict "list" (list) "extra" $hm.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
     {{- if $sm }}
     - "--http-endpoint=:{{ $sm.healthMonitor }}"
     {{- end }}
@@ -312,7 +313,7 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
       containerPort: {{ $sm.healthMonitor }}
       protocol: TCP
   {{- end }}
-  {{- with $c.externalHealthMonitor.resources }}
+  {{- with $hm.resources }}
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
 {{- end }}
@@ -421,7 +422,7 @@ metrics:{{ .Values.metrics.port }}
 {{- if $c.externalSnapshotter.enabled }}
 {{ include "switchyard.sidecarPortName" "snapshotter" }}:{{ $p.snapshotter }}
 {{- end }}
-{{- if $c.externalHealthMonitor.enabled }}
+{{- if (include "switchyard.healthMonitor" . | fromYaml).enabled }}
 {{ include "switchyard.sidecarPortName" "healthMonitor" }}:{{ $p.healthMonitor }}
 {{- end }}
 {{- end }}
@@ -487,4 +488,19 @@ this chart would create it.
 {{- fail (printf "csiDriver.name %s: a CSIDriver of that name exists in the cluster, not installed by Helm: choose another csiDriver.name, or keep that object and set csiDriver.enabled=false" $name) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+healthMonitor: the external-health-monitor-controller's values as YAML
+(fromYaml them): controller.externalHealthMonitor, with democratic-csi's
+controller.externalHealthMonitorController over it when a democratic-csi
+values file sets that, so its enabled, image, extraArgs and resources keep
+their meaning here.
+*/}}
+{{- define "switchyard.healthMonitor" -}}
+{{- $hm := deepCopy .Values.controller.externalHealthMonitor -}}
+{{- with .Values.controller.externalHealthMonitorController -}}
+{{- $hm = mergeOverwrite $hm (deepCopy .) -}}
+{{- end -}}
+{{- toYaml $hm -}}
 {{- end -}}
