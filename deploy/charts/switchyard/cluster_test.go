@@ -43,7 +43,8 @@ func clusterHelm(t *testing.T) func(args ...string) (string, error) {
 			}
 			env = append(env, e)
 		}
-		cmd.Env = append(env, "KUBECONFIG="+kc, "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+		env = append(env, "KUBECONFIG="+kc, "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+		cmd.Env = env
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
