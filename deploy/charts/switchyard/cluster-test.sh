@@ -80,5 +80,5 @@ export KUBECONFIG
 "$KUBECTL" delete pods --all-namespaces --field-selector spec.nodeName=storage-vm --force --grace-period=0 --ignore-not-found >&2 2>/dev/null || true
 
 say "tests (go test ./deploy/charts/switchyard -run Cluster)"
-(cd deploy/charts/switchyard && HELM=$HELM CHART_KUBECONFIG=$KUBECONFIG CHART_LAB_VALUES=$IMGDIR/lab-values.yaml LAB_REQUIRE=cluster \
+(cd deploy/charts/switchyard && HELM=$HELM KUBECTL=$KUBECTL CHART_KUBECONFIG=$KUBECONFIG CHART_LAB_VALUES=$IMGDIR/lab-values.yaml LAB_REQUIRE=cluster \
 	"$WORK/chart.test" -test.run Cluster -test.v -test.count=1 -test.timeout 15m)

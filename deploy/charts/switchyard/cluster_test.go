@@ -121,5 +121,33 @@ func TestClusterInstallReady(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helm install --wait: %v\n%s", err, out)
 	}
-	t.Logf("helm install to driver Ready (controller Deployment and node DaemonSet available): %s", took.Round(100*time.Millisecond))
+	t.Logf("helm install --wait returned (controller Deployment and node DaemonSet available): %s", took.Round(100*time.Millisecond))
+
+	// Ready for volumes: the node-driver-registrar has registered the
+	// driver with every node's kubelet, which lists it in the node's CSINode.
+	kubectl := os.Getenv("KUBECTL")
+	testtier.Need(t, testtier.Cluster, kubectl != "", "KUBECTL does not name a kubectl (cluster-test.sh sets it)")
+	const driver = "ready.chart-test.switchyard.lab"
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		nodes, err1 := exec.Command(kubectl, "--kubeconfig", os.Getenv("CHART_KUBECONFIG"), "get", "nodes", "-o", "jsonpath={.items[*].metadata.name}").Output()
+		drivers, err2 := exec.Command(kubectl, "--kubeconfig", os.Getenv("CHART_KUBECONFIG"), "get", "csinodes", "-o",
+			`jsonpath={range .items[*]}{.metadata.name}={.spec.drivers[*].name}{"\n"}{end}`).Output()
+		registered := 0
+		if err1 == nil && err2 == nil {
+			for _, l := range strings.Split(string(drivers), "\n") {
+				if _, names, ok := strings.Cut(l, "="); ok && has(strings.Fields(names), driver) {
+					registered++
+				}
+			}
+		}
+		if n := len(strings.Fields(string(nodes))); n > 0 && registered == n {
+			t.Logf("helm install to driver Ready (registered in the CSINode of all %d node(s)): %s", n, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("driver %s not registered on every node 2 minutes after helm --wait (CSINodes: %q, %v %v)", driver, drivers, err1, err2)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
