@@ -14,20 +14,16 @@ import (
 // The cluster tests install the chart for real: what helm template cannot
 // show (lookup against the cluster, the pods becoming Ready). They run only
 // when CHART_KUBECONFIG names a cluster to install into, so that a KUBECONFIG
-// of a developer's own cluster is never written to by accident:
-//
-//	flock /work/notes/lab.lock sh -c 'bin/switchyard-lab cluster up ...; \
-//	  CHART_KUBECONFIG=/var/lib/switchyard-lab/cluster/kubeconfig go test ./deploy/charts/switchyard -run Cluster; \
-//	  bin/switchyard-lab cluster down'
-//
-// (docs/install.md, "Measured").
+// of a developer's own cluster is never written to by accident.
+// `make chart-cluster-test` (cluster-test.sh) brings the local cluster up
+// with the lab's images, runs them and stops it (docs/install.md, "Measured").
 func clusterHelm(t *testing.T) func(args ...string) (string, error) {
 	t.Helper()
 	kc := os.Getenv("CHART_KUBECONFIG")
 	_, statErr := os.Stat(kc)
 	testtier.Need(t, testtier.Cluster, kc != "" && statErr == nil,
 		"CHART_KUBECONFIG does not name a kubeconfig: the chart's cluster tests install into that cluster only "+
-			"(bin/switchyard-lab cluster up under flock /work/notes/lab.lock prints one)")
+			"(make chart-cluster-test brings up the local cluster and sets it)")
 	bin := helmBin(t)
 	home := t.TempDir()
 	return func(args ...string) (string, error) {
