@@ -103,6 +103,10 @@ chart-test: ## helm lint, golden renders, schema checks and strict API decoding 
 	cd deploy/charts/validate && $(GO) test -count=1 ./...
 	cd deploy/labsidecars && $(GO) test -count=1 ./...
 
+.PHONY: chart-cluster-test
+chart-cluster-test: build ## the chart installed for real on the local cluster: a duplicate driver name refused, install to Ready timed (root; the cluster is machine-wide: run under the lab lock)
+	@GO=$(GO) deploy/charts/switchyard/cluster-test.sh
+
 .PHONY: container-test
 container-test: ## the container tier: the simulators as testcontainers-go containers from a local FROM-scratch image (lab/containers; starts Docker, root)
 	@scripts/ensure-docker.sh

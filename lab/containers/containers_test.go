@@ -255,12 +255,6 @@ func TestZFSSSH(t *testing.T) {
 	}
 }
 
-// targetsTier is the tier of the target containers, apart from the
-// container tier: they need a kernel with configfs and the target modules,
-// which a machine can lack while its Docker runs everything else (the lab
-// machines). CI on GitHub runners requires both (LAB_REQUIRE in ci.yml).
-const targetsTier = "container-targets"
-
 // targetsReason is why the nvmet/LIO target containers cannot run on this
 // machine, or "" when they can: they serve real targets through the host
 // kernel's configfs, so the kernel needs configfs and the target modules.
@@ -293,9 +287,9 @@ func nodeImage() string {
 func TestNVMetTargetContainer(t *testing.T) {
 	needDocker(t)
 	reason := targetsReason()
-	testtier.Need(t, targetsTier, reason == "", reason)
+	testtier.Need(t, testtier.ContainerTargets, reason == "", reason)
 	node := nodeImage()
-	testtier.Need(t, targetsTier, node != "", "no switchyard-node image in Docker: run make image first")
+	testtier.Need(t, testtier.ContainerTargets, node != "", "no switchyard-node image in Docker: run make image first")
 	bin := filepath.Join(t.TempDir(), "switchyard-lab")
 	if err := containers.BuildBinary(context.Background(), repoRoot(t), bin); err != nil {
 		t.Fatal(err)

@@ -16,9 +16,13 @@ const (
 	Sanity    = "sanity" // needs root for real mounts
 	VM        = "vm"
 	Container = "container"
-	Cluster   = "cluster"
-	Fidelity  = "fidelity" // the ZFS model against real zfs: needs root and zfs-fuse (scripts/ensure-zfs-fuse.sh)
-	Chart     = "chart"    // helm lint and template of deploy/charts: needs helm (scripts/ensure-helm.sh, run by make deps)
+	// ContainerTargets: the nvmet/LIO target containers, apart from Container
+	// because they need a kernel with configfs and the target modules, which a
+	// machine can lack while its Docker runs everything else (the lab machines).
+	ContainerTargets = "container-targets"
+	Cluster          = "cluster"
+	Fidelity         = "fidelity" // the ZFS model against real zfs: needs root and zfs-fuse (scripts/ensure-zfs-fuse.sh)
+	Chart            = "chart"    // helm lint and template of deploy/charts: needs helm (scripts/ensure-helm.sh, run by make deps)
 )
 
 // Required reports whether LAB_REQUIRE names tier.

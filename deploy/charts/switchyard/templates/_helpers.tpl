@@ -287,6 +287,36 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   resources: {{- toYaml . | nindent 4 }}
   {{- end }}
 {{- end }}
+{{- $hm := include "switchyard.healthMonitor" $root | fromYaml }}
+{{- if $hm.enabled }}
+{{- if .onNodes }}
+{{- fail "controller.externalHealthMonitor.enabled needs controller.strategy deployment: with strategy node every node's controller knows only its own volumes, and one monitor per node would ask each about all of them" }}
+{{- end }}
+- name: csi-external-health-monitor-controller
+  {{- include "switchyard.image" (dict "image" $hm.image "root" $root) | nindent 2 }}
+  args:
+    {{- with (include "switchyard.args" (dict "list" $hm.args "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $c.leaderElection.enabled }}
+    - "--leader-election"
+    - "--leader-election-namespace={{ $root.Release.Namespace }}"
+    {{- end }}
+    {{- with (include "switchyard.args" (dict "list" (list) "extra" $hm.extraArgs "root" $root)) }}{{ . | trim | nindent 4 }}{{- end }}
+    {{- if $sm }}
+    - "--http-endpoint=:{{ $sm.healthMonitor }}"
+    {{- end }}
+  volumeMounts:
+    - name: socket-dir
+      mountPath: {{ include "switchyard.socketDir" $root }}
+  {{- if $sm }}
+  ports:
+    - name: {{ include "switchyard.sidecarPortName" "healthMonitor" }}
+      containerPort: {{ $sm.healthMonitor }}
+      protocol: TCP
+  {{- end }}
+  {{- with $hm.resources }}
+  resources: {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
 {{- with $c.extraContainers }}
 {{ toYaml . }}
 {{- end }}
@@ -299,6 +329,9 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   args:
     - "--csi-address={{ include "switchyard.socket" .root }}"
     - "--health-port={{ .port }}"
+    {{- with .root.Values.livenessProbe.probeTimeout }}
+    - "--probe-timeout={{ . }}"
+    {{- end }}
     {{- with (include "switchyard.args" (dict "list" (list) "extra" .root.Values.livenessProbe.extraArgs "root" .root)) }}{{ . | trim | nindent 4 }}{{- end }}
   volumeMounts:
     - name: socket-dir
@@ -308,16 +341,32 @@ containers, for the Deployment or (strategy: node) the DaemonSet.
   {{- end }}
 {{- end -}}
 
-{{/* The probe on the driver container, answered by the livenessprobe sidecar. */}}
+{{/*
+driverProbe: (dict "root" $) the probe on the driver container, answered by
+the livenessprobe sidecar, which itself waits up to probeTimeout for the
+driver: the kubelet must wait longer, or every slow Probe is a failure.
+*/}}
 {{- define "switchyard.driverProbe" -}}
+{{- $p := .root.Values.livenessProbe -}}
+{{- with $p.probeTimeout -}}
+{{- $t := toString . -}}
+{{- $secs := 0.0 -}}
+{{- if regexMatch "^[0-9]+(\\.[0-9]+)?ms$" $t -}}{{- $secs = divf (float64 (trimSuffix "ms" $t)) 1000 -}}
+{{- else if regexMatch "^[0-9]+(\\.[0-9]+)?s$" $t -}}{{- $secs = float64 (trimSuffix "s" $t) -}}
+{{- else if regexMatch "^[0-9]+(\\.[0-9]+)?m$" $t -}}{{- $secs = mulf (float64 (trimSuffix "m" $t)) 60 -}}
+{{- end -}}
+{{- if ge $secs (float64 $p.timeoutSeconds) -}}
+{{- fail (printf "livenessProbe.probeTimeout %s is not below livenessProbe.timeoutSeconds %v: the kubelet would give up before the sidecar answers; raise timeoutSeconds or lower probeTimeout" $t $p.timeoutSeconds) -}}
+{{- end -}}
+{{- end -}}
 livenessProbe:
   httpGet:
     path: /healthz
     port: healthz
-  initialDelaySeconds: 10
-  timeoutSeconds: 3
-  periodSeconds: 10
-  failureThreshold: 5
+  initialDelaySeconds: {{ $p.initialDelaySeconds }}
+  timeoutSeconds: {{ $p.timeoutSeconds }}
+  periodSeconds: {{ $p.periodSeconds }}
+  failureThreshold: {{ $p.failureThreshold }}
 {{- end -}}
 
 {{/* driverPorts: (dict "health" N-or-0 "metrics" N-or-0) the switchyard container's ports. */}}
@@ -347,7 +396,7 @@ ports:
 
 {{/* sidecarPortName SIDECAR: the port name (at most 15 characters) of a sidecar's metrics. */}}
 {{- define "switchyard.sidecarPortName" -}}
-{{- get (dict "provisioner" "metrics-prov" "attacher" "metrics-attach" "resizer" "metrics-resize" "snapshotter" "metrics-snap") . -}}
+{{- get (dict "provisioner" "metrics-prov" "attacher" "metrics-attach" "resizer" "metrics-resize" "snapshotter" "metrics-snap" "healthMonitor" "metrics-health") . -}}
 {{- end -}}
 
 {{/*
@@ -372,6 +421,9 @@ metrics:{{ .Values.metrics.port }}
 {{- end }}
 {{- if $c.externalSnapshotter.enabled }}
 {{ include "switchyard.sidecarPortName" "snapshotter" }}:{{ $p.snapshotter }}
+{{- end }}
+{{- if (include "switchyard.healthMonitor" . | fromYaml).enabled }}
+{{ include "switchyard.sidecarPortName" "healthMonitor" }}:{{ $p.healthMonitor }}
 {{- end }}
 {{- end }}
 {{- end -}}
@@ -407,4 +459,48 @@ Events it posts about broken connection files regard (driver/events).
   valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
 - name: POD_UID
   valueFrom: {fieldRef: {fieldPath: metadata.uid}}
+{{- end -}}
+
+{{/*
+checkDriverNameFree refuses an install whose driver name another release
+already serves. Helm alone refuses it too, but late and in its own words
+("CSIDriver ... exists and cannot be imported into the current release:
+invalid ownership metadata"), after the namespaced objects are checked, and
+not at all with csiDriver.enabled=false, where two node plugins would then
+register one name on every node. lookup answers only against a cluster
+(helm install/upgrade); helm template and --dry-run=client see nothing and
+pass. The CSIDriver belongs to this release on an upgrade; one that Helm
+did not install (made by hand, or by another tool) is refused only when
+this chart would create it.
+*/}}
+{{- define "switchyard.checkDriverNameFree" -}}
+{{- $name := include "switchyard.driverName" . -}}
+{{- $found := lookup "storage.k8s.io/v1" "CSIDriver" "" $name -}}
+{{- if $found -}}
+{{- $ann := default (dict) $found.metadata.annotations -}}
+{{- $rel := toString (default "" (get $ann "meta.helm.sh/release-name")) -}}
+{{- $ns := toString (default "" (get $ann "meta.helm.sh/release-namespace")) -}}
+{{- if $rel -}}
+{{- if not (and (eq $rel .Release.Name) (eq $ns .Release.Namespace)) -}}
+{{- fail (printf "csiDriver.name %s is already installed by release %s in namespace %s: choose another csiDriver.name (several installs run side by side with different names), or upgrade that release instead (helm upgrade %s -n %s)" $name $rel $ns $rel $ns) -}}
+{{- end -}}
+{{- else if .Values.csiDriver.enabled -}}
+{{- fail (printf "csiDriver.name %s: a CSIDriver of that name exists in the cluster, not installed by Helm: choose another csiDriver.name, or keep that object and set csiDriver.enabled=false" $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+healthMonitor: the external-health-monitor-controller's values as YAML
+(fromYaml them): controller.externalHealthMonitor, with democratic-csi's
+controller.externalHealthMonitorController over it when a democratic-csi
+values file sets that, so its enabled, image, extraArgs and resources keep
+their meaning here.
+*/}}
+{{- define "switchyard.healthMonitor" -}}
+{{- $hm := deepCopy .Values.controller.externalHealthMonitor -}}
+{{- with .Values.controller.externalHealthMonitorController -}}
+{{- $hm = mergeOverwrite $hm (deepCopy .) -}}
+{{- end -}}
+{{- toYaml $hm -}}
 {{- end -}}
