@@ -214,11 +214,11 @@ else
 	# No VM: a ZFS simulator on the host lets the topology and limit
 	# specs make volumes (nothing mounts them here).
 	mkdir -p "$WORK/zfs"
-	"${NOPROXY[@]}" bin/switchyard-lab zfs-ssh --listen $SIM_ADDR:$HOST_ZFS_PORT --state "$WORK/zfs" --password switchyard-lab \
+	"${NOPROXY[@]}" bin/switchyard-lab zfs-ssh --listen "$SIM_ADDR:$HOST_ZFS_PORT" --state "$WORK/zfs" --password switchyard-lab \
 		>"$ART/host-zfs-ssh.log" 2>&1 &
 	zfs_pid=$!
 	cleanups+=("kill $zfs_pid 2>/dev/null; wait $zfs_pid 2>/dev/null")
-	lab_args+=(-host-zfs $SIM_ADDR:$HOST_ZFS_PORT)
+	lab_args+=(-host-zfs "$SIM_ADDR:$HOST_ZFS_PORT")
 fi
 (cd e2e && $GO run ./cmd/e2e-lab "${lab_args[@]}") >/dev/null
 cp "$WORK/lab.json" "$ART/lab.json"
