@@ -40,6 +40,8 @@ NS=switchyard
 STATE=/var/lib/switchyard-lab/cluster
 HOSTPATH=/var/lib/switchyard-lab/e2e-hostpath # e2e/deploy/main-values.yaml mounts it
 HOST_ZFS_PORT=17122 # a ZFS simulator on the host when there is no VM (outside lab/cluster's 17020-17099)
+SIM_ADDR=127.0.0.1  # where the host's simulators listen: the kind network's gateway with kind
+KIND_CLUSTER=switchyard-e2e
 t0=$(date +%s)
 
 # No HTTP proxy for anything that talks to the cluster. CI's environment
@@ -82,6 +84,10 @@ kind)
 	# kind needs a kindest/node image from a registry; none is reachable
 	# on these machines (docs/testing.md). On a laptop or in GitHub Actions:
 	command -v kind >/dev/null || die "E2E_PROVIDER=kind: kind is not installed (go install sigs.k8s.io/kind@latest); on machines without a registry use E2E_PROVIDER=local"
+	command -v docker >/dev/null || die "E2E_PROVIDER=kind: no docker command"
+	KIND_IMAGE=${KIND_NODE_IMAGE:-kindest/node:v1.37.2} # lab/cluster.KindNodeImage
+	docker image inspect "$KIND_IMAGE" >/dev/null 2>&1 || docker pull "$KIND_IMAGE" >&2 ||
+		die "E2E_PROVIDER=kind: no node image $KIND_IMAGE (docker pull it, or name another with KIND_NODE_IMAGE)"
 	;;
 *) die "E2E_PROVIDER=$PROVIDER: want local or kind" ;;
 esac
@@ -154,22 +160,26 @@ if [ "$PROVIDER" = local ]; then
 	fi
 	export E2E_KUBELET_LOGS="$STATE/logs/*.log,$STATE/vm/*/logs/*.log"
 else
-	step "cluster (kind)"
-	cfg=kind-config.yaml
-	if [ ! -f "$cfg" ]; then
-		# One worker for the pods (the host node's role here), with
-		# local-hostpath's folder shared with this machine, where the
-		# suites check that nothing is left.
-		cfg=$WORK/kind-config.yaml
-		mkdir -p $HOSTPATH
-		printf 'kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n- role: worker\n  extraMounts:\n  - hostPath: %s\n    containerPath: %s\n' $HOSTPATH $HOSTPATH >"$cfg"
-	fi
-	kind create cluster --name switchyard-e2e --config "$cfg" --kubeconfig "$WORK/kubeconfig" >&2
-	[ "${E2E_KEEP:-0}" = 1 ] || cleanups+=("kind delete cluster --name switchyard-e2e >&2")
-	for i in "${images[@]}"; do kind load image-archive "$i" --name switchyard-e2e >&2; done
+	step "cluster (kind $KIND_CLUSTER, $KIND_IMAGE)"
+	# The repository's kind-config.yaml: three workers in two zones, each
+	# sharing local-hostpath's folder with this machine, where the suites
+	# check that nothing is left (kind refuses a missing mount source).
+	# lab/cluster's kind provider makes the same cluster (kind_test.go
+	# checks that the names agree).
+	mkdir -p $HOSTPATH
+	kind create cluster --name "$KIND_CLUSTER" --image "$KIND_IMAGE" --config kind-config.yaml --kubeconfig "$WORK/kubeconfig" --wait 3m >&2
+	[ "${E2E_KEEP:-0}" = 1 ] || cleanups+=("kind delete cluster --name '$KIND_CLUSTER' >&2")
+	for i in "${images[@]}"; do
+		kind load image-archive "$i" --name "$KIND_CLUSTER" >&2
+	done
 	export KUBECONFIG=$WORK/kubeconfig
 	KUBECTL=$(command -v kubectl) || die "kubectl is needed with kind"
-	HOST_NODE=switchyard-e2e-worker
+	HOST_NODE=$KIND_CLUSTER-worker
+	# The simulators run on this machine; the driver's pods run in the
+	# kind nodes (containers on Docker's "kind" network), which reach the
+	# machine at that network's IPv4 gateway, not at 127.0.0.1.
+	SIM_ADDR=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 -E '^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$') ||
+		die "no IPv4 gateway on Docker's kind network (docker network inspect kind): the driver's pods could not reach the simulators"
 	VMJSON=
 	VM=0
 fi
@@ -204,11 +214,11 @@ else
 	# No VM: a ZFS simulator on the host lets the topology and limit
 	# specs make volumes (nothing mounts them here).
 	mkdir -p "$WORK/zfs"
-	"${NOPROXY[@]}" bin/switchyard-lab zfs-ssh --listen 127.0.0.1:$HOST_ZFS_PORT --state "$WORK/zfs" --password switchyard-lab \
+	"${NOPROXY[@]}" bin/switchyard-lab zfs-ssh --listen "$SIM_ADDR:$HOST_ZFS_PORT" --state "$WORK/zfs" --password switchyard-lab \
 		>"$ART/host-zfs-ssh.log" 2>&1 &
 	zfs_pid=$!
 	cleanups+=("kill $zfs_pid 2>/dev/null; wait $zfs_pid 2>/dev/null")
-	lab_args+=(-host-zfs 127.0.0.1:$HOST_ZFS_PORT)
+	lab_args+=(-host-zfs "$SIM_ADDR:$HOST_ZFS_PORT")
 fi
 (cd e2e && $GO run ./cmd/e2e-lab "${lab_args[@]}") >/dev/null
 cp "$WORK/lab.json" "$ART/lab.json"
@@ -252,6 +262,26 @@ collect_logs() {
 	[ "$PROVIDER" = local ] && for d in "$STATE"/vm/*/logs; do [ -d "$d" ] && cp -r "$d" "$ART/logs/vm-$(basename "$(dirname "$d")")"; done
 	true
 }
+
+# helm --wait counts a pod as ready once its containers started; on the
+# storage VM's emulated CPUs the driver then takes minutes to serve its
+# socket, and its sidecars exit ("Lost connection to CSI driver") and
+# restart meanwhile. Wait for the driver to register on the VM's node
+# (node-driver-registrar does so once the socket answers) and for the pod
+# to be Ready again, so that a spec's PVC→Bound measures provisioning,
+# not the driver's start, and its first wait is not spent on it.
+if [ "$VM" = 1 ] && [ -n "$VMJSON" ]; then
+	step "the driver on storage-vm: registered (CSINode) and its pod Ready"
+	for ((i = 0; ; i++)); do
+		kc get csinode storage-vm -o jsonpath='{.spec.drivers[*].name}' 2>/dev/null | grep -qw e2e.switchyard.lab && break
+		[ $i -lt 120 ] || die "the driver did not register on storage-vm in 10 min (CSINode storage-vm; logs in $ART/logs)"
+		sleep 5
+	done
+	kc -n $NS wait pod --for=condition=Ready --field-selector spec.nodeName=storage-vm \
+		-l app.kubernetes.io/instance=switchyard,app.kubernetes.io/component=node --timeout=5m >&2 ||
+		die "the driver's pod on storage-vm is not Ready 5 min after it registered (logs in $ART/logs)"
+	step "the driver serves on storage-vm"
+fi
 
 if [ "${E2E_RUN:-suites}" = conformance ]; then
 	step "Kubernetes' external storage tests (e2e/conformance/run.sh)"
