@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/switchyard-csi/switchyard/lab/infiniahost"
 	"github.com/switchyard-csi/switchyard/simulators/infinia"
 )
 
@@ -26,6 +27,7 @@ func infiniaCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	errorRate := fset.Float64("error-rate", 0, "probability that a REST call fails with 503 \"injected fault\"")
 	seed := fset.Uint64("seed", 1, "seed of the random error rate")
 	verbose := fset.Bool("v", false, "log requests (never passwords or tokens)")
+	useKernel := fset.Bool("kernel", false, "serve exposed subsystems for real with this machine's nvmet (the lab's storage VM)")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -50,12 +52,25 @@ func infiniaCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *verbose {
 		level = slog.LevelDebug
 	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Without --kernel the exposed subsystems exist only in the REST
+	// model; with it each one becomes an nvmet subsystem listening on the
+	// simulator's data addresses, so a real initiator can connect.
+	var target infinia.Target
+	if *useKernel {
+		k, err := newKernel(log, "", "")
+		if err != nil {
+			return fail("--kernel: %v", err)
+		}
+		target = infiniahost.KernelTarget(k.Incremental("infinia"))
+	}
 	srv, err := infinia.New(infinia.Options{
 		StateDir:  *state,
 		Plain:     *plain,
 		TokenTTL:  *ttl,
 		FaultSeed: *seed,
-		Logger:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:    log,
+		Target:    target,
 	})
 	if err != nil {
 		return fail("%v", err)

@@ -489,10 +489,7 @@ func vmNodeDefaults(o VMNodeOptions) (VMNodeOptions, error) {
 // guest: its management port on every guest address (QEMU's forward
 // arrives at the guest's eth0), its targets in the VM's kernel.
 func vmSimulatorCmd(s VMSimulator) vmSimulatorCommand {
-	args := []string{string(s.Kind), "--state", vmSimStateDir(s.Name), "--listen", net.JoinHostPort("0.0.0.0", strconv.Itoa(s.HostPort))}
-	if s.Kind != SimInfinia {
-		args = append(args, "--kernel")
-	}
+	args := []string{string(s.Kind), "--state", vmSimStateDir(s.Name), "--listen", net.JoinHostPort("0.0.0.0", strconv.Itoa(s.HostPort)), "--kernel"}
 	return vmSimulatorCommand{Name: s.Name, Args: append(args, s.Args...)}
 }
 

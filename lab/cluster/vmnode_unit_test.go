@@ -74,7 +74,7 @@ func TestVMNodeBadOptions(t *testing.T) {
 }
 
 // The simulators run with their management port on every guest address
-// and their targets in the VM's kernel (Infinia's command has no --kernel).
+// and their targets in the VM's kernel.
 func TestVMSimulatorCommands(t *testing.T) {
 	for _, tt := range []struct {
 		sim  VMSimulator
@@ -85,7 +85,7 @@ func TestVMSimulatorCommands(t *testing.T) {
 		{VMSimulator{Kind: SimTrueNAS, Name: "nas", HostPort: 17023, Args: []string{"--version", "25.10"}},
 			"truenas --state /var/lib/switchyard-sim/nas --listen 0.0.0.0:17023 --kernel --version 25.10"},
 		{VMSimulator{Kind: SimInfinia, Name: "inf", HostPort: 17024, Args: []string{"--plain"}},
-			"infinia --state /var/lib/switchyard-sim/inf --listen 0.0.0.0:17024 --plain"},
+			"infinia --state /var/lib/switchyard-sim/inf --listen 0.0.0.0:17024 --kernel --plain"},
 	} {
 		if got := strings.Join(vmSimulatorCmd(tt.sim).Args, " "); got != tt.want {
 			t.Errorf("%s: %s\nwant %s", tt.sim.Name, got, tt.want)
