@@ -41,6 +41,7 @@ test: deps lint build ## every test tier this machine can run: unit (with the bo
 	SANITY_REPORT=$(CURDIR)/$(BIN)/sanity-report.txt SANITY_VM_REPORT=$(CURDIR)/$(BIN)/sanity-vm-report.txt $(GO) test -count=1 -timeout 60m ./...
 	@for m in $(filter-out e2e,$(NESTED_MODULES)); do echo "go test ($$m)"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 	cd e2e && $(GO) test -count=1 ./framework/... ./backends/... ./badinput/... # the suites themselves run in make e2e
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory chart-cluster-test; else echo "chart-cluster-test: skipped, not root (the local cluster needs root)"; fi
 	@$(MAKE) --no-print-directory sanity-report
 
 unit: ## unit tests only (no root needed)

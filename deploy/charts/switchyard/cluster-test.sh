@@ -32,6 +32,9 @@ case $rc in
 0) ;;
 3)
 	say "$out"
+	case ",${LAB_REQUIRE:-}," in
+	*,cluster,* | *,all,*) die "the cluster tier is required (LAB_REQUIRE=$LAB_REQUIRE) but cannot run: the reason is above" ;;
+	esac
 	say "SKIP: the chart's cluster tests need the cluster tier (LAB_REQUIRE=cluster makes this a failure)"
 	exit 0
 	;;
