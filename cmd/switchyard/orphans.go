@@ -35,8 +35,8 @@ import (
 
 // orphanReport is what orphans found.
 type orphanReport struct {
-	Volumes, Snapshots         []string // on the backend, unknown to Kubernetes
-	MissingVolumes, MissingSna []string // known to Kubernetes, gone from the backend
+	Volumes, Snapshots         []string          // on the backend, unknown to Kubernetes
+	MissingVolumes, MissingSna []string          // known to Kubernetes, gone from the backend
 	sources                    map[string]string // snapshot handle → its source volume's handle
 }
 
