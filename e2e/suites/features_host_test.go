@@ -108,12 +108,27 @@ func controllerVAC(ctx context.Context) {
 	patchVAC(ctx, ns, "data", zstd) // let the PVC settle before cleanup
 }
 
+// controllerGroupSnapshot runs on the zones release, whose controller is a
+// Deployment: the main release's controller runs per node (strategy
+// node) with csi-snapshotter --node-deployment, and that sidecar (v8.7)
+// watches only the VolumeGroupSnapshotContents labelled with its node,
+// a label the snapshot-controller puts on VolumeSnapshotContents only; a
+// group would wait there forever (docs/features.md, "Cluster pieces").
 func controllerGroupSnapshot(ctx context.Context) {
+	if f.Config.ZonesDriverName == "" || f.ZoneConns == nil {
+		skipOrFail("no zones release (its controller is a Deployment, which group snapshots need): set E2E_ZONES_DRIVER_NAME and E2E_ZONES_CONNECTIONS (make e2e installs it)")
+	}
 	fam := zfsFamily()
 	needGroupSnapshots(ctx)
-	conn := ensureConnection(ctx, fam)
+	conn := "e2e-grp-" + fam.Short
+	content := fam.Connection(env, conn)
+	Expect(f.ZoneConns.Put(ctx, conn, content)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { _ = f.ZoneConns.Delete(ctx, conn) })
+	f.WaitConnectionFile(ctx, zonesRelease(), conn, content, 4*time.Minute)
 	ns := f.Namespace(ctx, "grp-ctl")
-	sc := immediateClass(ctx, fam, conn, "grp-ctl")
+	driver := f.Config.ZonesDriverName
+	sc := f.StorageClass(ctx, "grp-ctl", framework.Class{Driver: driver, Parameters: fam.StorageParameters(env, conn),
+		Binding: storagev1.VolumeBindingImmediate}).Name
 
 	By("two Immediate PVCs")
 	datasets := map[string]string{}
@@ -126,7 +141,7 @@ func controllerGroupSnapshot(ctx context.Context) {
 	}
 
 	By("a VolumeGroupSnapshot of both: one zfs snapshot name on both datasets")
-	gid := takeGroupSnapshot(ctx, ns, "group", conn)
+	gid := takeGroupSnapshot(ctx, driver, ns, "group", conn)
 	for _, ds := range datasets {
 		Expect(zfsSnapshots(ctx, ds)).To(ContainElement(ds+"@"+gid), "the group's snapshot of "+ds)
 	}
@@ -142,6 +157,13 @@ func controllerGroupSnapshot(ctx context.Context) {
 		_, pv := f.WaitPVCBound(ctx, ns, fmt.Sprintf("restored-%d", i), 5*time.Minute)
 		Expect(pv.Spec.CSI.VolumeHandle).To(HavePrefix("v:"+conn+"/"), "restored on the group's connection")
 	}
+}
+
+// zonesRelease is the zones release's name, from E2E_ZONES_PROVISIONER
+// (<release>-controller/csi-provisioner).
+func zonesRelease() string {
+	deploy, _, _ := strings.Cut(f.Config.ZonesProvisioner, "/")
+	return strings.TrimSuffix(deploy, "-controller")
 }
 
 // zfsSnapshots lists a dataset's snapshots on the storage host itself.

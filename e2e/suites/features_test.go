@@ -86,7 +86,7 @@ func groupSnapshot(ctx context.Context) {
 	}
 
 	By("a VolumeGroupSnapshot of both (label selector)")
-	takeGroupSnapshot(ctx, ns, "group", conn)
+	takeGroupSnapshot(ctx, f.Config.DriverName, ns, "group", conn)
 
 	By("the member VolumeSnapshots restore both volumes with the pattern")
 	members := groupMembers(ctx, ns, "group")
@@ -108,11 +108,11 @@ func groupSnapshot(ctx context.Context) {
 // ready and checks its content: the proxy's group handle on connection
 // conn and one member per PVC. It returns the group id (the handle
 // without g:<conn>/).
-func takeGroupSnapshot(ctx context.Context, ns, name, conn string) string {
+func takeGroupSnapshot(ctx context.Context, driver, ns, name, conn string) string {
 	GinkgoHelper()
 	gclass := &groupv1.VolumeGroupSnapshotClass{
 		ObjectMeta:     metav1.ObjectMeta{Name: framework.UniqueName("e2e-grp"), Labels: map[string]string{framework.LabelKey: "true"}},
-		Driver:         f.Config.DriverName,
+		Driver:         driver,
 		DeletionPolicy: snapv1.VolumeSnapshotContentDelete,
 	}
 	_, err := f.Snap.GroupsnapshotV1().VolumeGroupSnapshotClasses().Create(ctx, gclass, metav1.CreateOptions{})
