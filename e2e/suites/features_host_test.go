@@ -20,6 +20,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-csi/switchyard/e2e/backends"
 	"github.com/switchyard-csi/switchyard/e2e/framework"
@@ -124,7 +125,9 @@ func controllerGroupSnapshot(ctx context.Context) {
 	content := fam.Connection(env, conn)
 	Expect(f.ZoneConns.Put(ctx, conn, content)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) { _ = f.ZoneConns.Delete(ctx, conn) })
-	f.WaitConnectionFile(ctx, zonesRelease(), conn, content, 4*time.Minute)
+	// The zones controller's image has no cat for WaitConnectionFile: a
+	// new pod mounts the Secret as it is now instead.
+	restartZonesController(ctx)
 	ns := f.Namespace(ctx, "grp-ctl")
 	driver := f.Config.ZonesDriverName
 	sc := f.StorageClass(ctx, "grp-ctl", framework.Class{Driver: driver, Parameters: fam.StorageParameters(env, conn),
@@ -159,11 +162,15 @@ func controllerGroupSnapshot(ctx context.Context) {
 	}
 }
 
-// zonesRelease is the zones release's name, from E2E_ZONES_PROVISIONER
-// (<release>-controller/csi-provisioner).
-func zonesRelease() string {
-	deploy, _, _ := strings.Cut(f.Config.ZonesProvisioner, "/")
-	return strings.TrimSuffix(deploy, "-controller")
+// restartZonesController rolls the zones release's controller Deployment
+// (E2E_ZONES_PROVISIONER is <deployment>/csi-provisioner) and waits for it.
+func restartZonesController(ctx context.Context) {
+	GinkgoHelper()
+	dep, _, _ := strings.Cut(f.Config.ZonesProvisioner, "/")
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"e2e.switchyard.lab/restarted-at":%q}}}}}`, time.Now().UTC().Format(time.RFC3339Nano))
+	_, err := f.Kube.AppsV1().Deployments(f.Config.DriverNamespace).Patch(ctx, dep, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	f.WaitRollout(ctx, dep, 4*time.Minute)
 }
 
 // zfsSnapshots lists a dataset's snapshots on the storage host itself.
