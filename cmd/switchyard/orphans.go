@@ -1,7 +1,8 @@
 package main
 
 // `switchyard orphans`: what the backends hold that Kubernetes does not
-// know about, and the reverse. Read-only: it lists, it never deletes.
+// know about, and the reverse. It lists; with --delete, after a
+// confirmation, it deletes the backend objects it listed (orphans_delete.go).
 //
 // The handles Kubernetes knows come from a file (or stdin), one per line,
 // for example:
@@ -34,8 +35,9 @@ import (
 
 // orphanReport is what orphans found.
 type orphanReport struct {
-	Volumes, Snapshots         []string // on the backend, unknown to Kubernetes
-	MissingVolumes, MissingSna []string // known to Kubernetes, gone from the backend
+	Volumes, Snapshots         []string          // on the backend, unknown to Kubernetes
+	MissingVolumes, MissingSna []string          // known to Kubernetes, gone from the backend
+	sources                    map[string]string // snapshot handle → its source volume's handle
 }
 
 func orphansCmd(args []string, stdout, stderr io.Writer) int {
@@ -45,11 +47,17 @@ func orphansCmd(args []string, stdout, stderr io.Writer) int {
 	handles := fs.String("handles", "", "file of the handles Kubernetes knows (PV volumeHandle, VolumeSnapshotContent snapshotHandle), one per line; - for stdin")
 	csiName := fs.String("csi-name", "org.switchyard.orphans", "CSI driver name (only for backends that record it)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
+	del := fs.Bool("delete", false, "delete the volumes and snapshots on the backends that no PersistentVolume or VolumeSnapshotContent names, after a confirmation")
+	yes := fs.Bool("yes", false, "with --delete: do not ask for a confirmation")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *cfgFile == "" || *handles == "" {
-		fmt.Fprintln(stderr, "usage: switchyard orphans --driver-config-file <main.yaml> --handles <file|-> (read-only: nothing is deleted)")
+		fmt.Fprintln(stderr, "usage: switchyard orphans --driver-config-file <main.yaml> --handles <file|-> [--delete [--yes]] (read-only unless --delete)")
+		return 2
+	}
+	if *del && !*yes && *handles == "-" {
+		fmt.Fprintln(stderr, "orphans: --delete with --handles - needs --yes: standard input carries the handles, so it cannot carry the confirmation too")
 		return 2
 	}
 	known, err := readHandles(*handles)
@@ -71,10 +79,16 @@ func orphansCmd(args []string, stdout, stderr io.Writer) int {
 		// A backend that cannot be listed would make every handle look
 		// missing: no report at all rather than a wrong one.
 		fmt.Fprintf(stderr, "orphans: %v\nno report: a backend that cannot be listed would make its volumes look missing; nothing was changed\n", err)
+		if *del {
+			fmt.Fprintln(stderr, "nothing was deleted: every backend must be listed before anything is deleted")
+		}
 		return 1
 	}
-	printReport(stdout, r)
-	return 0
+	printReport(stdout, r, !*del)
+	if !*del {
+		return 0
+	}
+	return deleteOrphans(ctx, p.Controller, r, *yes, stdin, stdout, stderr)
 }
 
 func readHandles(path string) (map[string]bool, error) {
@@ -100,7 +114,7 @@ func readHandles(path string) (map[string]bool, error) {
 // findOrphans lists every volume and snapshot through the controller and
 // compares them with the known handles.
 func findOrphans(ctx context.Context, c csipb.ControllerServer, known map[string]bool) (orphanReport, error) {
-	var r orphanReport
+	r := orphanReport{sources: map[string]string{}}
 	vols := map[string]bool{}
 	for tok := ""; ; {
 		resp, err := c.ListVolumes(ctx, &csipb.ListVolumesRequest{StartingToken: tok})
@@ -122,6 +136,7 @@ func findOrphans(ctx context.Context, c csipb.ControllerServer, known map[string
 		}
 		for _, e := range resp.GetEntries() {
 			snaps[e.GetSnapshot().GetSnapshotId()] = true
+			r.sources[e.GetSnapshot().GetSnapshotId()] = e.GetSnapshot().GetSourceVolumeId()
 		}
 		if tok = resp.GetNextToken(); tok == "" {
 			break
@@ -152,7 +167,7 @@ func findOrphans(ctx context.Context, c csipb.ControllerServer, known map[string
 	return r, nil
 }
 
-func printReport(w io.Writer, r orphanReport) {
+func printReport(w io.Writer, r orphanReport, readOnly bool) {
 	section := func(title string, ids []string) {
 		fmt.Fprintf(w, "%s: %d\n", title, len(ids))
 		for _, id := range ids {
@@ -163,5 +178,7 @@ func printReport(w io.Writer, r orphanReport) {
 	section("snapshots on the backend with no VolumeSnapshotContent", r.Snapshots)
 	section("handles Kubernetes knows whose volume is gone from the backend", r.MissingVolumes)
 	section("handles Kubernetes knows whose snapshot is gone from the backend", r.MissingSna)
-	fmt.Fprintln(w, "read-only report: nothing was deleted")
+	if readOnly {
+		fmt.Fprintln(w, "read-only report: nothing was deleted")
+	}
 }

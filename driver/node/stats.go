@@ -29,6 +29,8 @@ func (s *Service) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeSt
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, status.Errorf(codes.NotFound, "volume %s: volume_path %s does not exist on this node", id, p)
+	case isStale(err):
+		return nil, staleError(id, p, err)
 	case err != nil:
 		return nil, status.Errorf(codes.Internal, "volume %s: volume_path %s: %v", id, p, err)
 	}
@@ -42,6 +44,9 @@ func (s *Service) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeSt
 		resp.Usage = []*csi.VolumeUsage{{Unit: csi.VolumeUsage_BYTES, Total: size}}
 	} else {
 		usage, err := fsUsage(p)
+		if isStale(err) {
+			return nil, staleError(id, p, err)
+		}
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "volume %s: statfs %s: %v", id, p, err)
 		}
@@ -87,4 +92,11 @@ func blockDeviceSize(p string) (int64, error) {
 	}
 	defer f.Close()
 	return f.Seek(0, io.SeekEnd)
+}
+
+// staleError says plainly that the mount is stale (its server or
+// connection is gone) instead of a bare errno; NodeGetVolumeHealth reports
+// the same as INACCESSIBLE/StaleMount.
+func staleError(id, p string, err error) error {
+	return status.Errorf(codes.Internal, "volume %s: volume_path %s: the mount is stale (%s): its server or connection is gone", id, p, errnoName(err))
 }

@@ -5,9 +5,8 @@ package proxy
 // advertises GET_VOLUME_HEALTH for all its connections, so for a backend
 // without health checks it answers what it can know: NOT_FOUND when the
 // backend no longer has the volume, otherwise an empty list ("no adverse
-// condition known", as CSI defines it). ControllerListVolumeHealth is not offered by the proxy yet
-// (it would page across connections like ListVolumes); the
-// external-health-monitor polls per volume with GET_VOLUME_HEALTH.
+// condition known", as CSI defines it). ControllerListVolumeHealth pages
+// across connections like ListVolumes (health_list.go).
 
 import (
 	"context"

@@ -86,47 +86,7 @@ func groupSnapshot(ctx context.Context) {
 	}
 
 	By("a VolumeGroupSnapshot of both (label selector)")
-	gclass := &groupv1.VolumeGroupSnapshotClass{
-		ObjectMeta:     metav1.ObjectMeta{Name: framework.UniqueName("e2e-grp"), Labels: map[string]string{framework.LabelKey: "true"}},
-		Driver:         f.Config.DriverName,
-		DeletionPolicy: snapv1.VolumeSnapshotContentDelete,
-	}
-	_, err := f.Snap.GroupsnapshotV1().VolumeGroupSnapshotClasses().Create(ctx, gclass, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx context.Context) {
-		_ = f.Snap.GroupsnapshotV1().VolumeGroupSnapshotClasses().Delete(ctx, gclass.Name, metav1.DeleteOptions{})
-	})
-	vgs := &groupv1.VolumeGroupSnapshot{
-		ObjectMeta: metav1.ObjectMeta{Name: "group", Namespace: ns},
-		Spec: groupv1.VolumeGroupSnapshotSpec{
-			Source:                       groupv1.VolumeGroupSnapshotSource{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{framework.LabelKey: "true"}}},
-			VolumeGroupSnapshotClassName: &gclass.Name,
-		},
-	}
-	_, err = f.Snap.GroupsnapshotV1().VolumeGroupSnapshots(ns).Create(ctx, vgs, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx context.Context) { deleteGroupSnapshot(ctx, ns, "group") }, NodeTimeout(5*time.Minute))
-
-	var content string
-	Expect(f.Wait(ctx, "the VolumeGroupSnapshot to be ready", 5*time.Minute, func(ctx context.Context) (bool, string, error) {
-		g, err := f.Snap.GroupsnapshotV1().VolumeGroupSnapshots(ns).Get(ctx, "group", metav1.GetOptions{})
-		if err != nil {
-			return framework.Retry(err)
-		}
-		if e := g.Status.Error; e != nil && e.Message != nil {
-			return false, "error: " + *e.Message, nil
-		}
-		if g.Status.BoundVolumeGroupSnapshotContentName != nil {
-			content = *g.Status.BoundVolumeGroupSnapshotContentName
-		}
-		return g.Status.ReadyToUse != nil && *g.Status.ReadyToUse, fmt.Sprintf("ready=%v content=%s", g.Status.ReadyToUse, content), nil
-	})).To(Succeed())
-	gc, err := f.Snap.GroupsnapshotV1().VolumeGroupSnapshotContents().Get(ctx, content, metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(gc.Status).NotTo(BeNil())
-	Expect(gc.Status.VolumeGroupSnapshotHandle).NotTo(BeNil())
-	Expect(*gc.Status.VolumeGroupSnapshotHandle).To(HavePrefix("g:"+conn+"/"), "the proxy's group handle names the connection")
-	Expect(gc.Status.VolumeSnapshotInfoList).To(HaveLen(2))
+	takeGroupSnapshot(ctx, f.Config.DriverName, ns, "group", conn)
 
 	By("the member VolumeSnapshots restore both volumes with the pattern")
 	members := groupMembers(ctx, ns, "group")
@@ -141,6 +101,58 @@ func groupSnapshot(ctx context.Context) {
 		msg := f.WaitPodSucceeded(ctx, ns, fmt.Sprintf("reader-restored-%d", i), 5*time.Minute)
 		Expect(msg).To(HavePrefix("pattern ok"), "a restored member holds what its writer wrote")
 	}
+}
+
+// takeGroupSnapshot makes a VolumeGroupSnapshotClass and a
+// VolumeGroupSnapshot of every labelled PVC in ns, waits until it is
+// ready and checks its content: the proxy's group handle on connection
+// conn and one member per PVC. It returns the group id (the handle
+// without g:<conn>/).
+func takeGroupSnapshot(ctx context.Context, driver, ns, name, conn string) string {
+	GinkgoHelper()
+	gclass := &groupv1.VolumeGroupSnapshotClass{
+		ObjectMeta:     metav1.ObjectMeta{Name: framework.UniqueName("e2e-grp"), Labels: map[string]string{framework.LabelKey: "true"}},
+		Driver:         driver,
+		DeletionPolicy: snapv1.VolumeSnapshotContentDelete,
+	}
+	_, err := f.Snap.GroupsnapshotV1().VolumeGroupSnapshotClasses().Create(ctx, gclass, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) {
+		_ = f.Snap.GroupsnapshotV1().VolumeGroupSnapshotClasses().Delete(ctx, gclass.Name, metav1.DeleteOptions{})
+	})
+	vgs := &groupv1.VolumeGroupSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: groupv1.VolumeGroupSnapshotSpec{
+			Source:                       groupv1.VolumeGroupSnapshotSource{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{framework.LabelKey: "true"}}},
+			VolumeGroupSnapshotClassName: &gclass.Name,
+		},
+	}
+	_, err = f.Snap.GroupsnapshotV1().VolumeGroupSnapshots(ns).Create(ctx, vgs, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) { deleteGroupSnapshot(ctx, ns, name) }, NodeTimeout(5*time.Minute))
+
+	var content string
+	Expect(f.Wait(ctx, "the VolumeGroupSnapshot to be ready", 5*time.Minute, func(ctx context.Context) (bool, string, error) {
+		g, err := f.Snap.GroupsnapshotV1().VolumeGroupSnapshots(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return framework.Retry(err)
+		}
+		if e := g.Status; e != nil && e.Error != nil && e.Error.Message != nil {
+			return false, "error: " + *e.Error.Message, nil
+		}
+		if g.Status != nil && g.Status.BoundVolumeGroupSnapshotContentName != nil {
+			content = *g.Status.BoundVolumeGroupSnapshotContentName
+		}
+		ready := g.Status != nil && g.Status.ReadyToUse != nil && *g.Status.ReadyToUse
+		return ready, fmt.Sprintf("ready=%v content=%s", ready, content), nil
+	})).To(Succeed())
+	gc, err := f.Snap.GroupsnapshotV1().VolumeGroupSnapshotContents().Get(ctx, content, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(gc.Status).NotTo(BeNil())
+	Expect(gc.Status.VolumeGroupSnapshotHandle).NotTo(BeNil())
+	Expect(*gc.Status.VolumeGroupSnapshotHandle).To(HavePrefix("g:"+conn+"/"), "the proxy's group handle names the connection")
+	Expect(gc.Status.VolumeSnapshotInfoList).To(HaveLen(2))
+	return strings.TrimPrefix(*gc.Status.VolumeGroupSnapshotHandle, "g:"+conn+"/")
 }
 
 // groupMembers are the VolumeSnapshots the snapshot-controller made for a

@@ -70,6 +70,13 @@ func ParseEncryption(params, secrets map[string]string) (*Encryption, error) {
 	}
 	key, hasKey := secrets[SecretEncryptionKey]
 	if !want && !hasKey {
+		// A secret that describes a key but holds none is a mistake, not
+		// a wish for an unencrypted volume.
+		for _, k := range []string{SecretEncryptionKeyFormat, SecretEncryptionAlgorithm} {
+			if secrets[k] != "" {
+				return nil, status.Errorf(codes.InvalidArgument, "the provisioner secret sets %s but has no %s: add the key, or remove %s for an unencrypted volume", k, SecretEncryptionKey, k)
+			}
+		}
 		return nil, nil
 	}
 	if !hasKey || key == "" {

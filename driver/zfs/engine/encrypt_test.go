@@ -90,6 +90,9 @@ func TestParseEncryption(t *testing.T) {
 		says            string
 	}{
 		{"class promises encryption, no secret", map[string]string{"encryption": "true"}, nil, SecretEncryptionKey},
+		{"format without a key", nil, map[string]string{SecretEncryptionKeyFormat: "hex"}, "has no " + SecretEncryptionKey},
+		{"algorithm without a key", nil, map[string]string{SecretEncryptionAlgorithm: "aes-256-gcm"}, "has no " + SecretEncryptionKey},
+		{"empty key", map[string]string{"encryption": "true"}, map[string]string{SecretEncryptionKey: ""}, SecretEncryptionKey},
 		{"short passphrase", nil, map[string]string{SecretEncryptionKey: "short1"}, "8 to 512"},
 		{"two-line passphrase", nil, map[string]string{SecretEncryptionKey: "line one\nline two"}, "one line"},
 		{"hex too short", nil, map[string]string{SecretEncryptionKey: "abcd", SecretEncryptionKeyFormat: "hex"}, "64 hexadecimal"},
