@@ -45,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 1 && args[0] == "orphans" {
 		return orphansCmd(args[1:], stdout, stderr)
 	}
+	if len(args) >= 1 && args[0] == "connections" {
+		return connectionsCmd(args[1:], stdout, stderr)
+	}
 	return serve(args, stderr)
 }
 

@@ -107,16 +107,16 @@ func proxyCaps() csisrv.CapabilitySet {
 		PluginServices: []string{"CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS", "GROUP_CONTROLLER_SERVICE"},
 		Expansion:      "ONLINE",
 		Controller: []string{"CREATE_DELETE_VOLUME", "GET_CAPACITY", "CREATE_DELETE_SNAPSHOT", "CLONE_VOLUME",
-			"EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER", "LIST_VOLUMES", "LIST_SNAPSHOTS", "GET_SNAPSHOT", "MODIFY_VOLUME", "GET_VOLUME_HEALTH"},
+			"EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER", "LIST_VOLUMES", "LIST_SNAPSHOTS", "GET_SNAPSHOT", "MODIFY_VOLUME", "GET_VOLUME_HEALTH", "LIST_VOLUME_HEALTH"},
 		Node: defaultNodeCaps,
 	}
 }
 
-var defaultNodeCaps = []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER"}
+var defaultNodeCaps = []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "EXPAND_VOLUME", "SINGLE_NODE_MULTI_WRITER", "GET_VOLUME_HEALTH"}
 
 // nodeOnlyCaps: a static PV is never expanded (no controller), so its
 // node does not advertise EXPAND_VOLUME either.
-var nodeOnlyCaps = []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "SINGLE_NODE_MULTI_WRITER"}
+var nodeOnlyCaps = []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "SINGLE_NODE_MULTI_WRITER", "GET_VOLUME_HEALTH"}
 
 func newProxy(o Options, main config.Tree, file string) (*Plugin, error) {
 	set, ps := proxy.ParseSettings(main)

@@ -30,8 +30,8 @@ func TestNewServiceOptions(t *testing.T) {
 		}, "STAGE_UNSTAGE_VOLUME"},
 		{"unimplemented capability", func(d string) Options {
 			return Options{StateDir: d, NodeInfo: info, Capabilities: Capabilities(
-				csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME, csi.NodeServiceCapability_RPC_GET_VOLUME_HEALTH)}
-		}, "GET_VOLUME_HEALTH"},
+				csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME, csi.NodeServiceCapability_RPC_GET_STORAGE_HEALTH)}
+		}, "GET_STORAGE_HEALTH"},
 		{"duplicate attacher", func(d string) Options {
 			return Options{StateDir: d, NodeInfo: info, Attachers: []Attacher{HostPath{}, HostPath{}}}
 		}, "hostpath"},

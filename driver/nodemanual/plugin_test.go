@@ -46,7 +46,7 @@ func TestStandaloneAdvertisesNodeOnly(t *testing.T) {
 	for _, c := range nc.GetCapabilities() {
 		rpcs = append(rpcs, c.GetRpc().GetType().String())
 	}
-	if want := []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "SINGLE_NODE_MULTI_WRITER"}; !slices.Equal(rpcs, want) {
+	if want := []string{"STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "SINGLE_NODE_MULTI_WRITER", "GET_VOLUME_HEALTH"}; !slices.Equal(rpcs, want) {
 		t.Fatalf("node capabilities %v, want %v", rpcs, want)
 	}
 
