@@ -83,21 +83,9 @@ func shortNames(full []string) []string {
 // src: a full stream when dst is new, else an incremental one from the
 // newest snapshot both have.
 func (s *service) replicateDataset(a args, src, dst string, match func(string) bool, top bool) error {
-	in, err := s.m.Get(src)
-	if err != nil {
-		return callErrFull("", err)
-	}
-	var snaps []string
-	for _, n := range shortNames(in.Snapshots) {
-		if match(n) {
-			snaps = append(snaps, n)
-		}
-	}
-	if len(snaps) == 0 {
-		if top {
-			return middleware.Errorf(middleware.EFAULT, "Dataset %s does not have any snapshots matching the replication task", pyRepr(src))
-		}
-		return nil
+	in, snaps, err := s.matchingSnapshots(src, match, top)
+	if err != nil || len(snaps) == 0 {
+		return err
 	}
 	sopts := zfsmodel.SendOptions{Props: a.boolean("properties")}
 	ropts := zfsmodel.ReceiveOptions{Props: map[string]string{}, NoMount: !a.boolean("mount")}
@@ -227,4 +215,24 @@ func (s *service) transfer(snap string, sopts zfsmodel.SendOptions, dst string, 
 		return callErrFull("", rerr)
 	}
 	return nil
+}
+
+// matchingSnapshots is src and its snapshots (short names) that the task's
+// naming schema matches. None is an error only for the task's own
+// dataset: the middleware skips children without a matching snapshot.
+func (s *service) matchingSnapshots(src string, match func(string) bool, top bool) (*zfsmodel.Info, []string, error) {
+	in, err := s.m.Get(src)
+	if err != nil {
+		return nil, nil, callErrFull("", err)
+	}
+	var snaps []string
+	for _, n := range shortNames(in.Snapshots) {
+		if match(n) {
+			snaps = append(snaps, n)
+		}
+	}
+	if len(snaps) == 0 && top {
+		return nil, nil, middleware.Errorf(middleware.EFAULT, "Dataset %s does not have any snapshots matching the replication task", pyRepr(src))
+	}
+	return in, snaps, nil
 }

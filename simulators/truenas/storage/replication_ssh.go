@@ -152,21 +152,9 @@ func (s *service) runOnetimeSSH(c *middleware.Call, a args) (any, error) {
 // snapshots: a full stream when dst is new, else incremental from the
 // newest snapshot both have.
 func (s *service) pushDataset(r *remote, a args, src, dst string, match func(string) bool, top bool) error {
-	in, err := s.m.Get(src)
-	if err != nil {
-		return callErrFull("", err)
-	}
-	var snaps []string
-	for _, n := range shortNames(in.Snapshots) {
-		if match(n) {
-			snaps = append(snaps, n)
-		}
-	}
-	if len(snaps) == 0 {
-		if top {
-			return middleware.Errorf(middleware.EFAULT, "Dataset %s does not have any snapshots matching the replication task", pyRepr(src))
-		}
-		return nil
+	_, snaps, err := s.matchingSnapshots(src, match, top)
+	if err != nil || len(snaps) == 0 {
+		return err
 	}
 	out, lerr := r.run("zfs list -H -o name -t snapshot -d 1 "+shq(dst), nil)
 	exists := lerr == nil
