@@ -137,8 +137,14 @@ func (h *CLIHost) facts(ctx context.Context) (hostFacts, error) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.Stdout), "\n")
 	if out.Code != 0 || len(lines) < 4 {
-		// fish, nushell and the like fail on "$0" itself.
-		return hostFacts{}, status.Errorf(codes.FailedPrecondition, "%s: probing the storage host failed (echo $0; whoami; uname): %s; the login shell of the ssh user (sshConnection.username) must be a POSIX shell such as sh or bash: set it on the host with chsh -s /bin/sh", h.driver, strings.TrimSpace(out.Stderr+out.Stdout))
+		// A failed probe is not proof of a wrong shell: a busy or
+		// restarting host fails it too, and FAILED_PRECONDITION would make
+		// the sidecars give up on a DeleteVolume for good (the soak leaked
+		// volumes that way). UNAVAILABLE is retried; nothing is cached, so
+		// the next call probes again, and the message still names the
+		// setting for the case where it never passes (fish, nushell and
+		// the like fail on "$0" itself).
+		return hostFacts{}, status.Errorf(codes.Unavailable, "%s: probing the storage host failed (echo $0; whoami; uname): %s; if this persists, the login shell of the ssh user (sshConnection.username) must be a POSIX shell such as sh or bash: set it on the host with chsh -s /bin/sh", h.driver, strings.TrimSpace(out.Stderr+out.Stdout))
 	}
 	f := hostFacts{shell: strings.TrimSpace(lines[0]), user: strings.TrimSpace(lines[1]),
 		kernel: strings.TrimSpace(lines[2]), release: strings.TrimSpace(lines[3])}
