@@ -34,13 +34,23 @@ func (s *service) runOnetime(c *middleware.Call, params []json.RawMessage) (any,
 		return s.runOnetimeSSH(c, a)
 	}
 	match := snapshotMatcher(a)
+	return nil, s.eachSource(c, a, "Replicating", func(ds, dst string, top bool) error {
+		return s.replicateDataset(a, ds, dst, match, top)
+	})
+}
+
+// eachSource walks the task's source datasets (with their children when
+// recursive, less the excluded ones) in order, calling fn with each one's
+// target name, and reports the job's progress per source: the LOCAL and
+// the SSH transports share this walk.
+func (s *service) eachSource(c *middleware.Call, a args, start string, fn func(ds, dst string, top bool) error) error {
 	target := a.str("target_dataset")
 	sources, _ := a["source_datasets"].([]any)
-	progress(c, 0, "Replicating")
+	progress(c, 0, start)
 	for i, x := range sources {
 		src, _ := x.(string)
 		if !s.m.Exists(src) || strings.Contains(src, "@") {
-			return nil, middleware.Errorf(middleware.ENOENT, "Dataset %s does not exist", src)
+			return middleware.Errorf(middleware.ENOENT, "Dataset %s does not exist", src)
 		}
 		datasets := []string{src}
 		if a.boolean("recursive") {
@@ -50,14 +60,13 @@ func (s *service) runOnetime(c *middleware.Call, params []json.RawMessage) (any,
 			if excluded(a, ds) {
 				continue
 			}
-			dst := target + strings.TrimPrefix(ds, src)
-			if err := s.replicateDataset(a, ds, dst, match, ds == src); err != nil {
-				return nil, err
+			if err := fn(ds, target+strings.TrimPrefix(ds, src), ds == src); err != nil {
+				return err
 			}
 		}
 		progress(c, float64(i+1)*100/float64(len(sources)), "Replicated "+src)
 	}
-	return nil, nil
+	return nil
 }
 
 func excluded(a args, ds string) bool {

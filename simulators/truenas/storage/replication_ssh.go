@@ -123,29 +123,9 @@ func (s *service) runOnetimeSSH(c *middleware.Call, a args) (any, error) {
 	}
 	defer func() { _ = r.c.Close() }()
 	match := snapshotMatcher(a)
-	target := a.str("target_dataset")
-	sources, _ := a["source_datasets"].([]any)
-	progress(c, 0, "Replicating to "+r.host)
-	for i, x := range sources {
-		src, _ := x.(string)
-		if !s.m.Exists(src) || strings.Contains(src, "@") {
-			return nil, middleware.Errorf(middleware.ENOENT, "Dataset %s does not exist", src)
-		}
-		datasets := []string{src}
-		if a.boolean("recursive") {
-			datasets, _ = s.m.List(src, true, zfsmodel.Filesystem|zfsmodel.Volume)
-		}
-		for _, ds := range datasets {
-			if excluded(a, ds) {
-				continue
-			}
-			if err := s.pushDataset(r, a, ds, target+strings.TrimPrefix(ds, src), match, ds == src); err != nil {
-				return nil, err
-			}
-		}
-		progress(c, float64(i+1)*100/float64(len(sources)), "Replicated "+src)
-	}
-	return nil, nil
+	return nil, s.eachSource(c, a, "Replicating to "+r.host, func(ds, dst string, top bool) error {
+		return s.pushDataset(r, a, ds, dst, match, top)
+	})
 }
 
 // pushDataset brings the remote dst up to date with src's matching
