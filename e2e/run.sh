@@ -306,6 +306,8 @@ export E2E_ZONES_DRIVER_NAME=zones.e2e.switchyard.lab E2E_ZONES_CONNECTIONS=secr
 export E2E_ZONES_PROVISIONER=switchyard-zones-controller/csi-provisioner
 ginkgo_args=(-ginkgo.v -ginkgo.junit-report="$ART/junit.xml")
 [ -n "${E2E_LABELS:-}" ] && ginkgo_args+=(-ginkgo.label-filter="$E2E_LABELS")
+# E2E_SEED repeats the spec order of an earlier run (its log's "Random Seed").
+[ -n "${E2E_SEED:-}" ] && ginkgo_args+=(-ginkgo.seed="$E2E_SEED")
 # Built with the proxy (a cold module cache downloads), run without it.
 (cd e2e && $GO test -c -o "$WORK/suites.test" ./suites)
 set +e

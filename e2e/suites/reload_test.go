@@ -75,20 +75,31 @@ func claimOn(ctx context.Context, ns, name, conn string) {
 	f.Pod(ctx, ns, framework.Workload{Name: name, PVC: name, Script: "sleep 3600", Node: nodeFor(ctx, backends.Family{})})
 }
 
-// driverPods is the main release's pods by name with their UID and the
-// restarts of the driver container. Only the main release: the topology
-// specs roll the zones release's controller in the same namespace, and a
-// pod of it still terminating is not a reload restart. Only the driver
-// container: a sidecar that lost its lease on a loaded machine and
-// restarted says nothing about live reload.
+// driverPods is the main release's pods on the real nodes by name with
+// their UID and the restarts of the driver container.
+//   - Only the main release: the topology specs roll the zones release's
+//     controller in the same namespace, and a pod of it still terminating
+//     is not a reload restart.
+//   - Only pods on real nodes: the release's DaemonSets also place a pod
+//     on each fake node a topology spec made (it never runs), and the pod
+//     garbage collector deletes it some time after that spec removed its
+//     node, which may be in the middle of this spec.
+//   - Only the driver container: a sidecar that lost its lease on a loaded
+//     machine and restarted says nothing about live reload.
 func driverPods(ctx context.Context) map[string]string {
 	GinkgoHelper()
+	nodes, err := f.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + framework.FakeLabel})
+	Expect(err).NotTo(HaveOccurred())
+	realNode := map[string]bool{}
+	for _, n := range nodes.Items {
+		realNode[n.Name] = true
+	}
 	l, err := f.Kube.CoreV1().Pods(f.Config.DriverNamespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/instance=" + f.Config.Release})
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string]string{}
 	for _, p := range l.Items {
-		if p.DeletionTimestamp != nil {
+		if p.DeletionTimestamp != nil || (p.Spec.NodeName != "" && !realNode[p.Spec.NodeName]) {
 			continue
 		}
 		state := "not started"
