@@ -215,6 +215,9 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 func (m *Model) makeData(d *dataset, volsize int64) (fresh bool, err error) {
 	p := m.dataPath(d)
 	if d.typ == Filesystem {
+		if m.mkdirFromSpare(p) {
+			return true, nil
+		}
 		switch err := os.Mkdir(p, 0o755); {
 		case err == nil:
 			return true, nil

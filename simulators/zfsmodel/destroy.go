@@ -36,7 +36,7 @@ func (m *Model) destroy(name string, opts DestroyOptions) ([]string, int64, erro
 	defer func() {
 		m.unlock()
 		for _, t := range trash {
-			_ = os.RemoveAll(t)
+			m.discard(t)
 		}
 	}()
 	var plan []*dataset

@@ -58,7 +58,8 @@ type Model struct {
 	closed   bool
 	inflight sync.WaitGroup
 
-	j journal // record changes on their way to disk (journal.go)
+	j  journal // record changes on their way to disk (journal.go)
+	sp spares  // empty directories kept for reuse (spare.go)
 
 	spaceMu  sync.Mutex
 	stopScan chan struct{}

@@ -41,6 +41,7 @@ func Open(opts Options) (*Model, error) {
 	if err := os.MkdirAll(filepath.Join(m.dir, "trash"), 0o755); err != nil {
 		return nil, fmt.Errorf("zfsmodel: %w", err)
 	}
+	m.probeSpares(filepath.Join(m.dir, "trash", "probe"))
 	if err := m.openJournal(); err != nil {
 		return nil, err
 	}
