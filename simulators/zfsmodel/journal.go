@@ -106,6 +106,9 @@ func (m *Model) flushJournal(seq uint64) error {
 	if j.err != nil || j.flushed.Load() >= seq {
 		return j.err
 	}
+	if j.f == nil { // closed: nothing may change any more
+		return errClosed
+	}
 	j.qmu.Lock()
 	batch, last := j.queue, j.queued
 	j.queue = nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -21,8 +22,10 @@ import (
 //
 // A spare must be indistinguishable from a fresh mkdir: only directories
 // that are empty, have no extended attributes (no ACLs) and still have the
-// mode and owner a mkdir gives are kept, and a reused one gets the current
-// time as its access and modification times, as a new directory has.
+// mode and owner a mkdir gives are kept, they are only used where the
+// parent hands nothing down (set-group-ID bit, default ACL), and a reused
+// one gets the current time as its access and modification times, as a
+// new directory has.
 
 const maxSpares = 256
 
@@ -88,10 +91,25 @@ func (m *Model) spareable(path string) bool {
 	return errors.Is(err, io.EOF)
 }
 
+// plainParent: a directory made in parent gets nothing from it (no
+// set-group-ID bit handing down its group, no default ACL), so a spare
+// looks as a mkdir there would.
+func (m *Model) plainParent(parent string) bool {
+	fi, err := os.Lstat(parent)
+	if err != nil || fi.Mode()&os.ModeSetgid != 0 {
+		return false
+	}
+	n, err := syscall.Listxattr(parent, nil)
+	return err == nil && n == 0
+}
+
 // mkdirFromSpare makes dir by renaming a spare into place; false when
 // there is none or dir exists or its parent does not (the caller then does
 // what it did before: mkdir, adopting an existing directory).
 func (m *Model) mkdirFromSpare(dir string) bool {
+	if !m.plainParent(filepath.Dir(dir)) {
+		return false
+	}
 	m.sp.mu.Lock()
 	n := len(m.sp.dirs)
 	if n == 0 {

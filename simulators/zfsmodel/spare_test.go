@@ -52,4 +52,13 @@ func TestSpareDirectoriesLookFresh(t *testing.T) {
 	if len(m.sp.dirs) != 1 {
 		t.Errorf("the spare was spent on an existing directory")
 	}
+	// Below a set-group-ID directory a mkdir inherits the bit: no spare there.
+	must(t, m, "zfs create tank/g")
+	os.Chmod(dir("tank/g"), 0o755|os.ModeSetgid)
+	must(t, m, "zfs create tank/x")
+	must(t, m, "zfs destroy tank/x") // one spare again
+	must(t, m, "zfs create tank/g/h")
+	if fi, err := os.Stat(dir("tank/g/h")); err != nil || fi.Mode()&os.ModeSetgid == 0 || len(m.sp.dirs) != 1 {
+		t.Errorf("below a setgid parent: %v %v, %d spares", fi, err, len(m.sp.dirs))
+	}
 }
