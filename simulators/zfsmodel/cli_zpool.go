@@ -15,7 +15,7 @@ import (
 // returns its exit status.
 func (m *Model) Zpool(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := newCLI(m, "zpool", stdin, stdout, stderr)
-	defer c.out.Flush()
+	defer c.done()
 	if len(args) == 0 {
 		c.errorf("missing command\n")
 		return c.usage()

@@ -19,7 +19,7 @@ func (m *Model) clone(snapName, target string, props []kv, parents bool) error {
 	locked := true
 	defer func() {
 		if locked {
-			m.mu.Unlock()
+			m.unlock()
 		}
 	}()
 	snap, err := m.open(snapName, Snapshot)
@@ -84,7 +84,7 @@ func (m *Model) clone(snapName, target string, props []kv, parents bool) error {
 	parent.busy++ // its directory must stay put while the clone's is filled
 	m.inflight.Add(1)
 	defer m.inflight.Done()
-	m.mu.Unlock()
+	m.unlock()
 	locked = false
 
 	copyErr := job.run()
@@ -125,7 +125,7 @@ func (m *Model) Promote(name string) error {
 	if err := m.begin(); err != nil {
 		return err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	c, err := m.open(name, Filesystem|Volume)
 	if err != nil {
 		return err

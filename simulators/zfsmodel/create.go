@@ -36,7 +36,7 @@ func (m *Model) create(name string, typ Type, props []kv, opts CreateOptions) er
 	if err := m.begin(); err != nil {
 		return err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	prefix := "cannot create '" + name + "'"
 	if typ == Volume {
 		if m.pools[poolOf(name)] == nil {
@@ -187,7 +187,8 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 
 	d := m.newDataset(leafOf(name), typ, parent, parent.pool)
 	d.local = local
-	if err := m.makeData(d, volsize); err != nil {
+	fresh, err := m.makeData(d, volsize)
+	if err != nil {
 		return nil, errIO(prefix, err)
 	}
 	if err := m.writeRecord(d); err != nil {
@@ -198,7 +199,10 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 	m.spaceMu.Lock()
 	d.sp.data = 0 // a new zvol is all holes
 	if typ == Filesystem {
-		d.sp.data = fsBase + dirBytes(m.dataPath(d), nil) // a directory left behind is adopted
+		d.sp.data = fsBase
+		if !fresh { // a directory left behind is adopted with what it holds
+			d.sp.data += dirBytes(m.dataPath(d), nil)
+		}
 	}
 	m.attachSpace(d)
 	m.spaceMu.Unlock()
@@ -206,24 +210,31 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 	return d, nil
 }
 
-// makeData creates a new dataset's directory or sparse zvol file.
-func (m *Model) makeData(d *dataset, volsize int64) error {
+// makeData creates a new dataset's directory or sparse zvol file; fresh
+// says the directory was made now (so it is empty: no need to measure it).
+func (m *Model) makeData(d *dataset, volsize int64) (fresh bool, err error) {
 	p := m.dataPath(d)
 	if d.typ == Filesystem {
-		if err := os.Mkdir(p, 0o755); err == nil || os.IsExist(err) {
-			return nil
+		if m.mkdirFromSpare(p) {
+			return true, nil
 		}
-		return os.MkdirAll(p, 0o755)
+		switch err := os.Mkdir(p, 0o755); {
+		case err == nil:
+			return true, nil
+		case os.IsExist(err):
+			return false, nil
+		}
+		return false, os.MkdirAll(p, 0o755)
 	}
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := f.Truncate(volsize); err != nil {
 		f.Close()
-		return err
+		return false, err
 	}
-	return f.Close()
+	return true, f.Close()
 }
 
 func leafOf(name string) string {

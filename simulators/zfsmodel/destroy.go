@@ -34,9 +34,9 @@ func (m *Model) destroy(name string, opts DestroyOptions) ([]string, int64, erro
 	}
 	var trash []string
 	defer func() {
-		m.mu.Unlock()
+		m.unlock()
 		for _, t := range trash {
-			_ = os.RemoveAll(t)
+			m.discard(t)
 		}
 	}()
 	var plan []*dataset
@@ -212,9 +212,7 @@ func (m *Model) destroyOne(d *dataset) ([]string, error) {
 	if m.byGUID[d.guid] == nil {
 		return nil, nil // already gone (a deferred origin destroyed with its last clone)
 	}
-	if err := m.removeRecord(d); err != nil {
-		return nil, err
-	}
+	m.removeRecord(d)
 	m.unmountTree(d)
 	m.dropPartial(d)
 	m.spaceMu.Lock()

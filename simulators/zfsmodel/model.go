@@ -58,6 +58,9 @@ type Model struct {
 	closed   bool
 	inflight sync.WaitGroup
 
+	j  journal // record changes on their way to disk (journal.go)
+	sp spares  // empty directories kept for reuse (spare.go)
+
 	spaceMu  sync.Mutex
 	stopScan chan struct{}
 	scanDone chan struct{}
@@ -292,6 +295,10 @@ func (m *Model) begin() error {
 	if m.closed {
 		m.mu.Unlock()
 		return errClosed
+	}
+	if err := m.journalErr(); err != nil {
+		m.mu.Unlock()
+		return err
 	}
 	return nil
 }

@@ -41,6 +41,16 @@ func Open(opts Options) (*Model, error) {
 	if err := os.MkdirAll(filepath.Join(m.dir, "trash"), 0o755); err != nil {
 		return nil, fmt.Errorf("zfsmodel: %w", err)
 	}
+	m.probeSpares(filepath.Join(m.dir, "trash", "probe"))
+	if err := m.openJournal(); err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			m.j.f.Close()
+		}
+	}()
 	if err := m.load(); err != nil {
 		return nil, err
 	}
@@ -64,6 +74,9 @@ func Open(opts Options) (*Model, error) {
 			return nil, err
 		}
 	}
+	if err := m.flushJournal(m.j.queued); err != nil { // the pools just created
+		return nil, err
+	}
 	m.spaceMu.Lock()
 	m.rescanLocked()
 	m.spaceMu.Unlock()
@@ -78,11 +91,13 @@ func Open(opts Options) (*Model, error) {
 		m.stopScan, m.scanDone = make(chan struct{}), make(chan struct{})
 		go m.scanLoop(every, m.stopScan, m.scanDone)
 	}
+	opened = true
 	return m, nil
 }
 
 // Close waits for in-flight data copies and closes the model. The state is
-// already on disk: every mutation is written when it happens.
+// already on disk (every mutation is in the journal before it returns);
+// Close applies the journal to the record files and empties it.
 func (m *Model) Close() error {
 	m.mu.Lock()
 	already := m.closed
@@ -93,7 +108,7 @@ func (m *Model) Close() error {
 		<-m.scanDone
 	}
 	m.inflight.Wait()
-	return nil
+	return m.closeJournal()
 }
 
 var errClosed = newErr(KindIO, "zfsmodel: the model is closed")

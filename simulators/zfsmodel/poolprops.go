@@ -128,7 +128,7 @@ func (m *Model) SetPoolProperty(poolName, prop, value string) error {
 	if err := m.begin(); err != nil {
 		return err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	p := m.pools[poolName]
 	if p == nil {
 		return newErr(KindNotFound, "cannot open '%s': no such pool", poolName)

@@ -189,7 +189,7 @@ func (m *Model) prepareReceive(b streamBegin, typ Type, destFS, destSnap, snapLe
 	if err := m.begin(); err != nil {
 		return nil, err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	if aux := nameCheck(destSnap, Snapshot, true); aux != "" {
 		return nil, newErr(KindInvalid, "cannot receive: %s", aux)
 	}
@@ -337,7 +337,7 @@ func (m *Model) receiveData(sr *streamReader, st *recvState) error {
 	// the quotas of it and its ancestors) fails part-way with ENOSPC.
 	m.mu.Lock()
 	room := m.dirAvail(st.spaceOwner())
-	m.mu.Unlock()
+	m.unlock()
 	var written int64
 	for {
 		kind, payload, err := sr.next()
@@ -374,7 +374,7 @@ func (m *Model) receiveData(sr *streamReader, st *recvState) error {
 // finishReceive links the received snapshot and swaps in the new data.
 func (m *Model) finishReceive(st *recvState, b streamBegin, opts ReceiveOptions, recvErr error) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlock()
 	delete(m.pending, st.destSnap)
 	delete(m.pending, st.destFS)
 	if st.head != nil {

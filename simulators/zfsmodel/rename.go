@@ -19,7 +19,7 @@ func (m *Model) Rename(from, to string, opts RenameOptions) error {
 	if err := m.begin(); err != nil {
 		return err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	types := AnyType
 	switch {
 	case opts.NoUnmount:

@@ -222,25 +222,25 @@ func (m *Model) resumeReceive(sr *streamReader, b streamBegin, target string, op
 	}
 	switch {
 	case d == nil || rs == nil:
-		m.mu.Unlock()
+		m.unlock()
 		return newErr(KindNotFound, "cannot receive resume stream: destination '%s' does not have any resumable receive state", destFS)
 	case rs.Begin.GUID != b.GUID || rs.Offset != b.ResumeOffset:
-		m.mu.Unlock()
+		m.unlock()
 		return newErr(KindInvalid, "cannot receive resume stream: the stream does not continue the partial receive of %s", destFS)
 	case d.busy > 0 || m.pending[destFS]:
-		m.mu.Unlock()
+		m.unlock()
 		return newErr(KindBusy, "cannot receive resume stream: dataset is busy")
 	}
 	spool, err := os.Open(m.spoolPath(d.guid))
 	if err != nil {
-		m.mu.Unlock()
+		m.unlock()
 		return errIO("cannot receive resume stream", err)
 	}
 	defer spool.Close()
 	// The spool's directory entry goes with the dataset; the open file
 	// stays readable. A second interruption spools everything again.
 	trash, err := m.destroyOne(d)
-	m.mu.Unlock()
+	m.unlock()
 	for _, x := range trash {
 		_ = os.RemoveAll(x)
 	}
@@ -259,11 +259,11 @@ func (m *Model) abortReceive(name string) error {
 	}
 	d := m.lookup(name)
 	if d == nil || partialOf(d) == nil {
-		m.mu.Unlock()
+		m.unlock()
 		return newErr(KindNotFound, "'%s' does not have any resumable receive state to abort", name)
 	}
 	trash, err := m.destroyOne(d)
-	m.mu.Unlock()
+	m.unlock()
 	for _, x := range trash {
 		_ = os.RemoveAll(x)
 	}

@@ -27,7 +27,7 @@ func (m *Model) Rollback(snapName string, opts RollbackOptions) error {
 	var trash []string
 	defer func() {
 		if locked {
-			m.mu.Unlock()
+			m.unlock()
 		}
 		for _, t := range trash {
 			_ = os.RemoveAll(t)
@@ -91,7 +91,7 @@ func (m *Model) Rollback(snapName string, opts RollbackOptions) error {
 	snap.busy++
 	m.inflight.Add(1)
 	defer m.inflight.Done()
-	m.mu.Unlock()
+	m.unlock()
 	locked = false
 
 	var copyErr error

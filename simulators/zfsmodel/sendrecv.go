@@ -36,7 +36,7 @@ func (m *Model) Send(w io.Writer, snap string, opts SendOptions, warn io.Writer)
 		for _, it := range items {
 			it.snap.busy--
 		}
-		m.mu.Unlock()
+		m.unlock()
 		m.inflight.Done()
 	}()
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -78,7 +78,7 @@ func (m *Model) planSend(snap string, opts SendOptions, warn io.Writer) ([]sendI
 	if err := m.begin(); err != nil {
 		return nil, "", err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	d, err := m.open(snap, AnyType)
 	if err != nil {
 		return nil, "", err

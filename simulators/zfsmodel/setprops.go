@@ -23,7 +23,7 @@ func (m *Model) setProps(name string, props []kv) error {
 	if err := m.begin(); err != nil {
 		return err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	d, err := m.open(name, AnyType)
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func (m *Model) InheritProperty(name, prop string, recursive, received bool) err
 	if err := m.begin(); err != nil {
 		return err
 	}
-	defer m.mu.Unlock()
+	defer m.unlock()
 	d, err := m.open(name, AnyType)
 	if err != nil {
 		return err

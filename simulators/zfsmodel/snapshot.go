@@ -36,7 +36,7 @@ func (m *Model) snapshot(names []string, props []kv, recursive bool) (openFailed
 	locked := true
 	defer func() {
 		if locked {
-			m.mu.Unlock()
+			m.unlock()
 		}
 	}()
 	var heads []*dataset
@@ -113,7 +113,7 @@ func (m *Model) snapshot(names []string, props []kv, recursive bool) (openFailed
 	}
 	m.inflight.Add(1)
 	defer m.inflight.Done()
-	m.mu.Unlock()
+	m.unlock()
 	locked = false
 
 	var copyErr error
@@ -143,7 +143,7 @@ func (m *Model) snapshot(names []string, props []kv, recursive bool) (openFailed
 	}
 	if copyErr != nil {
 		for i, s := range snaps {
-			_ = m.removeRecord(s)
+			m.removeRecord(s)
 			_ = os.RemoveAll(jobs[i].dst)
 		}
 		return false, copyErr

@@ -2,7 +2,6 @@ package zfsmodel
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,10 @@ import (
 // Persistence: one small JSON file per dataset (<StateDir>/meta/<guid>.json)
 // and per pool (<StateDir>/pools/<name>.json), each written atomically with
 // a rename, so a mutation costs O(changed datasets) however many exist.
-// Records name their parent by GUID: a rename rewrites one file.
+// Records name their parent by GUID: a rename rewrites one file. A change
+// reaches those files through the journal (journal.go): marshalled under
+// the model's lock, appended to <StateDir>/journal once the lock is
+// released, applied to the files when the journal is compacted.
 
 type record struct {
 	GUID     uint64            `json:"guid"`
@@ -43,18 +45,6 @@ func (m *Model) recordPath(guid uint64) string {
 	return filepath.Join(m.dir, "meta", fmt.Sprintf("%016x.json", guid))
 }
 
-func writeFileAtomic(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
 func (m *Model) writeRecord(d *dataset) error {
 	r := record{
 		GUID: d.guid, Pool: d.pool.name, Leaf: d.leaf, Type: d.typ.String(),
@@ -67,24 +57,25 @@ func (m *Model) writeRecord(d *dataset) error {
 	if d.origin != nil {
 		r.Origin = d.origin.guid
 	}
-	if err := writeFileAtomic(m.recordPath(d.guid), r); err != nil {
+	b, err := json.Marshal(r)
+	if err != nil {
 		return errIO("cannot save '"+d.full+"'", err)
 	}
+	m.enqueue(recordRel(d.guid), b)
 	return nil
 }
 
-func (m *Model) removeRecord(d *dataset) error {
-	if err := os.Remove(m.recordPath(d.guid)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return errIO("cannot remove '"+d.full+"'", err)
-	}
-	return nil
-}
+func recordRel(guid uint64) string { return fmt.Sprintf("meta/%016x.json", guid) }
+
+func (m *Model) removeRecord(d *dataset) { m.enqueue(recordRel(d.guid), nil) }
 
 func (m *Model) writePool(p *pool) error {
 	r := poolRecord{Name: p.name, Size: p.size, GUID: p.guid, Creation: p.creation, Props: p.props}
-	if err := writeFileAtomic(filepath.Join(m.dir, "pools", p.name+".json"), r); err != nil {
+	b, err := json.Marshal(r)
+	if err != nil {
 		return errIO("cannot save pool '"+p.name+"'", err)
 	}
+	m.enqueue("pools/"+p.name+".json", b)
 	return nil
 }
 

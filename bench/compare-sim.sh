@@ -1,0 +1,26 @@
+#!/bin/sh
+# Before/after of the SIMULATORS in one run: the process benchmarks start
+# the simulated host inside the benchmark binary, so a simulator change is
+# measured by building that binary at BEFORE (a git ref, default main) and
+# at the work tree and running both, back to back, against the same
+# switchyard binary (the work tree's). compare.sh is the driver's
+# counterpart (one benchmark binary, two driver binaries).
+#
+#   bench/compare-sim.sh [BEFORE] > /tmp/compare-sim.txt
+set -eu
+cd "$(dirname "$0")/.."
+before=${1:-main}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git archive "$before" | tar -x -C "$work"
+mkdir -p "$work/out"
+(cd "$work" && go test -c -o out/bench-before.test ./bench/)
+go build -o "$work/out/switchyard" ./cmd/switchyard
+go test -c -o "$work/out/bench-after.test" ./bench/
+for round in 1 2; do
+	for side in before after; do
+		echo "## round $round: zfs-nfs and truenas, simulator $side"
+		(cd bench && SWITCHYARD_BIN="$work/out/switchyard" "$work/out/bench-$side.test" \
+			-test.run '^$' -test.bench 'ZFSNFSProcess/(per-exec|none)|TrueNASCreateDelete' -test.benchtime 1x | grep '^Benchmark')
+	done
+done
