@@ -9,6 +9,7 @@ import (
 // their own id and all be stored.
 func TestConcurrentCreates(t *testing.T) {
 	e := newEnv(t, "25.10")
+	e.parallel = true
 	const n = 20
 	ids := make([]int, n)
 	var wg sync.WaitGroup

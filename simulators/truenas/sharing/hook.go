@@ -23,6 +23,16 @@ func (s *Service) datasetDeleted(c *middleware.Call, ds string) error {
 	}
 	onDataset := func(p string) bool { return p != "" && (under(p, mountpoint) || under(p, zvol)) }
 
+	err := s.dropAttachments(ds, onDataset, under)
+	// the changes are in their files before the dataset delete answers
+	if perr := s.persist(); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// dropAttachments removes what datasetDeleted names from the tables.
+func (s *Service) dropAttachments(ds string, onDataset func(string) bool, under func(p, root string) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := map[string]bool{}

@@ -74,7 +74,7 @@ func (s *Service) addConfig(r *middleware.Registry, ns string, update middleware
 		}
 		return s.config(ns), nil
 	}})
-	r.Add(middleware.Method{Name: ns + ".update", Params: []string{updateParam}, Handler: update})
+	r.Add(middleware.Method{Name: ns + ".update", Params: []string{updateParam}, Handler: s.persisting(update)})
 }
 
 func (s *Service) config(ns string) middleware.Row {

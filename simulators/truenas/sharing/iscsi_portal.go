@@ -138,7 +138,9 @@ func (s *Service) portalDelete(c *middleware.Call, params []json.RawMessage) (an
 	byTag := append([]middleware.Row(nil), t.rows...)
 	sort.SliceStable(byTag, func(i, j int) bool { return intOf(byTag[i]["tag"]) < intOf(byTag[j]["tag"]) })
 	for i, r := range byTag {
+		r = clone(r) // stored rows are not changed in place (persist.go)
 		r["tag"] = float64(i + 1)
+		t.put(r)
 	}
 	if err := s.commit(nsPortal, nsTarget); err != nil {
 		return nil, err
@@ -195,7 +197,9 @@ func (s *Service) portalValidate(d dialect, data middleware.Row, schema string, 
 // rewriteGroups applies f to every group of every target; f returns the
 // new group or nil to drop it. Callers hold s.mu.
 func (s *Service) rewriteGroups(f func(map[string]any) map[string]any) {
-	for _, t := range s.t[nsTarget].rows {
+	rows := s.t[nsTarget].rows
+	for i, t := range rows {
+		t = clone(t) // stored rows are not changed in place (persist.go): f may change the groups
 		out := []any{}
 		for _, g := range objs(t["groups"]) {
 			if ng := f(g); ng != nil {
@@ -203,5 +207,6 @@ func (s *Service) rewriteGroups(f func(map[string]any) map[string]any) {
 			}
 		}
 		t["groups"] = out
+		rows[i] = t
 	}
 }

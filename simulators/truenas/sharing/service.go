@@ -64,6 +64,7 @@ type Service struct {
 	dir   string
 	log   *slog.Logger
 	t     map[string]*table
+	order []string        // t's names, in Register's order: persist's walk
 	inUse map[string]bool // iSCSI target names with simulated initiator sessions
 
 	kernel      *kernel.Reconciler
@@ -95,6 +96,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 	if s.nvmet() {
 		names = append(names, nsNVMetGlobal, nsSubsys, nsNamespace, nsPort, nsPortSubsys, nsHost, nsHostSubsys)
 	}
+	s.order = names
 	for _, ns := range names {
 		t := &table{file: ns + ".json"}
 		_, statErr := os.Stat(filepath.Join(o.StateDir, t.file))
@@ -159,14 +161,12 @@ func (s *Service) seed(ns string) error {
 	return nil
 }
 
-// commit writes the named tables after a change, then (with a Kernel)
-// serves the new configuration.
+// commit records the named tables' new versions, which the method
+// writes once it has released s.mu (persisting, persist.go), then (with a
+// Kernel) serves the new configuration. Callers hold s.mu.
 func (s *Service) commit(names ...string) error {
 	for _, ns := range names {
-		if err := s.t[ns].save(s.dir); err != nil {
-			s.log.Error("state not saved", "namespace", ns, "err", err)
-			return middleware.Errorf(middleware.EFAULT, "failed to save %s state: %v", ns, err)
-		}
+		s.t[ns].snap()
 	}
 	return s.applyKernel()
 }
@@ -215,16 +215,14 @@ func (s *Service) addCRUD(r *middleware.Registry, c crud) {
 				opts = o
 			}
 		}
-		for _, row := range s.rows(c, opts) {
-			if intOf(row["id"]) == id {
-				return strip(row, c.hidden, nil), nil
-			}
+		if row := s.row(c, opts, id); row != nil {
+			return strip(row, c.hidden, nil), nil
 		}
 		return nil, middleware.NotFound(c.verbose, id)
 	}})
-	r.Add(middleware.Method{Name: c.ns + ".create", Params: c.createParams, Handler: c.create})
-	r.Add(middleware.Method{Name: c.ns + ".update", Params: c.updateParams, Handler: c.update})
-	r.Add(middleware.Method{Name: c.ns + ".delete", Params: c.delParams, Handler: c.del})
+	r.Add(middleware.Method{Name: c.ns + ".create", Params: c.createParams, Handler: s.persisting(c.create)})
+	r.Add(middleware.Method{Name: c.ns + ".update", Params: c.updateParams, Handler: s.persisting(c.update)})
+	r.Add(middleware.Method{Name: c.ns + ".delete", Params: c.delParams, Handler: s.persisting(c.del)})
 }
 
 // rows returns copies of a namespace's rows as query shows them.
@@ -240,6 +238,22 @@ func (s *Service) rows(c crud, opts middleware.QueryOptions) []middleware.Row {
 		out = append(out, r)
 	}
 	return out
+}
+
+// row returns a copy of the row with id as query shows it, or nil: the
+// one row get_instance answers, without copying the table.
+func (s *Service) row(c crud, opts middleware.QueryOptions, id int) middleware.Row {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.t[c.ns].get(id)
+	if r == nil {
+		return nil
+	}
+	r = clone(r)
+	if c.view != nil {
+		r = c.view(r, opts)
+	}
+	return r
 }
 
 // strip drops hidden keys from a query result unless they were selected.
