@@ -158,7 +158,7 @@ func clone(r middleware.Row) middleware.Row {
 	if r == nil {
 		return nil
 	}
-	if c, ok := copyJSONValue(map[string]any(r)); ok {
+	if c, ok := copyJSONValue(r); ok {
 		return c.(map[string]any)
 	}
 	return normalize(r)
