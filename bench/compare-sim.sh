@@ -7,20 +7,25 @@
 # counterpart (one benchmark binary, two driver binaries).
 #
 #   bench/compare-sim.sh [BEFORE] > /tmp/compare-sim.txt
+#   BENCH=TrueNASCreateDelete bench/compare-sim.sh main   # one benchmark
 set -eu
 cd "$(dirname "$0")/.."
 before=${1:-main}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git archive "$before" | tar -x -C "$work"
+# the work tree's benchmark code on both sides: the same metrics, only
+# the simulators differ (the benchmarks use no simulator API that changed)
+rm -rf "$work/bench" && cp -r bench "$work/bench"
 mkdir -p "$work/out"
 (cd "$work" && go test -c -o out/bench-before.test ./bench/)
 go build -o "$work/out/switchyard" ./cmd/switchyard
 go test -c -o "$work/out/bench-after.test" ./bench/
+pattern=${BENCH:-'ZFSNFSProcess/(per-exec|none)|TrueNASCreateDelete'}
 for round in 1 2; do
 	for side in before after; do
-		echo "## round $round: zfs-nfs and truenas, simulator $side"
+		echo "## round $round: $pattern, simulator $side"
 		(cd bench && SWITCHYARD_BIN="$work/out/switchyard" "$work/out/bench-$side.test" \
-			-test.run '^$' -test.bench 'ZFSNFSProcess/(per-exec|none)|TrueNASCreateDelete' -test.benchtime 1x | grep '^Benchmark')
+			-test.run '^$' -test.bench "$pattern" -test.benchtime 1x | grep '^Benchmark')
 	done
 done

@@ -74,8 +74,9 @@ func logCalls(b *testing.B, what string, by map[string]int) {
 // multiplexes everything over one JSON-RPC WebSocket (asserted: exactly one
 // dial); rest-24.10 is the same work over REST /api/v2.0, one HTTP request
 // per call. Metrics: API calls per create and per delete (from the
-// server's call records), ms per create and per delete (wall ÷ 100), and
-// WebSocket dials or REST HTTP requests over the run. As in the ZFS
+// server's call records), ms per create and per delete (wall ÷ 100),
+// WebSocket dials or REST HTTP requests over the run, and the process's
+// CPU (rusage) per create + delete pair. As in the ZFS
 // benchmark, the bound is what the latency alone allows: calls × 5 ms ×
 // 100 ÷ 16 callers (the driver's default 16 calls in flight); x-bound is
 // wall time over that bound.
@@ -113,6 +114,7 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 					return wall
 				}
 				before := h.Server.Stats()
+				cpu0 := selfCPU(b)
 				ids := make([]string, volumes)
 				createWall := run(func(i int) error {
 					r, err := ctl.CreateVolume(ctx, req(fmt.Sprintf("pvc-%03d", i)))
@@ -127,6 +129,7 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 					return err
 				})
 				deleteRecs := h.Server.Calls()
+				cpu := selfCPU(b) - cpu0
 				after := h.Server.Stats()
 				creates, deletes := callsSeen(b, createRecs, tc.transport), callsSeen(b, deleteRecs, tc.transport)
 				if i == 0 {
@@ -144,6 +147,10 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 				b.ReportMetric(float64(deleteWall.Milliseconds()), "delete-wall-ms")
 				b.ReportMetric(float64(deleteBound.Milliseconds()), "delete-bound-ms")
 				b.ReportMetric(float64(createWall+deleteWall)/float64(createBound+deleteBound), "x-bound")
+				// This process's rusage over both batches: simulator, driver and
+				// gRPC client together (one process), so with the same driver
+				// code on both sides a difference is the simulator's.
+				b.ReportMetric(float64(cpu.Microseconds())/1000/volumes, "cpu-ms/pair")
 				switch tc.transport {
 				case "websocket":
 					// Since the host started: the warm-up's dial must be the only one.

@@ -43,6 +43,7 @@ type persistence struct {
 	ver    uint64                   // under Service.mu: the last version taken
 	saveMu sync.Mutex               // one writer of the file at a time
 	saved  atomic.Uint64            // the version in the file
+	enc    rowEncoder               // under saveMu
 }
 
 // snap records the table's current rows as its next version. Callers
@@ -74,7 +75,11 @@ func (s *Service) persistTable(ns string, t *table) error {
 	if sn.ver <= t.p.saved.Load() {
 		return nil // a writer that came first wrote it
 	}
-	if err := writeTable(s.dir, t.file, sn.rows); err != nil {
+	b, err := t.p.enc.encode(sn.rows)
+	if err == nil {
+		err = writeTable(s.dir, t.file, b)
+	}
+	if err != nil {
 		s.log.Error("state not saved", "namespace", ns, "err", err)
 		return middleware.Errorf(middleware.EFAULT, "failed to save %s state: %v", ns, err)
 	}

@@ -1,6 +1,8 @@
 package sharing
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -133,5 +135,39 @@ func TestConcurrentChangesAreWritten(t *testing.T) {
 	e.register()
 	if after := e.s.State(); !reflect.DeepEqual(after, before) {
 		t.Errorf("state after a restart differs from memory before it:\n%+v\n%+v", after, before)
+	}
+}
+
+// The incremental encoder must write what MarshalIndent of the whole
+// table writes, byte for byte, whatever changed since its last file.
+func TestRowEncoderIsMarshalIndent(t *testing.T) {
+	var e rowEncoder
+	row := func(id int, path string) middleware.Row {
+		return normalize(middleware.Row{"id": id, "path": path, "hosts": []string{"a<b>&"}, "n": 1.5, "m": map[string]any{"z": nil, "a": true}})
+	}
+	rows := []middleware.Row{}
+	steps := []func(){
+		func() {},
+		func() { rows = append(rows, row(1, "/mnt/tank/a")) },
+		func() { rows = append(rows, row(2, "/mnt/tank/b"), row(3, "/mnt/tank/c")) },
+		func() { rows[1] = row(2, "/mnt/tank/changed") }, // replaced: a new map with the same id
+		func() { rows = append(rows[:0:0], rows[0], rows[2]) },
+		func() { rows = append(rows, row(2, "/mnt/tank/again")) },
+		func() { rows = nil },
+	}
+	for i, step := range steps {
+		step()
+		got, err := e.encode(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := rows
+		if all == nil {
+			all = []middleware.Row{}
+		}
+		want, _ := json.MarshalIndent(all, "", " ")
+		if !bytes.Equal(got, want) {
+			t.Fatalf("step %d: encoded\n%s\nwant\n%s", i, got, want)
+		}
 	}
 }

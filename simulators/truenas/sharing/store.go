@@ -104,10 +104,8 @@ func (t *table) load(dir string) error {
 // machine, and an fsync under the service's lock per change serialised
 // every share create and delete behind the disk (issue 16: the simulator,
 // not the driver, bounded BenchmarkTrueNASCreateDelete).
-func (t *table) save(dir string) error { return writeTable(dir, t.file, t.rows) }
-
-// writeTable writes rows to dir/file atomically (see save).
-func writeTable(dir, file string, rows []middleware.Row) error {
+func (t *table) save(dir string) error {
+	rows := t.rows
 	if rows == nil {
 		rows = []middleware.Row{}
 	}
@@ -115,6 +113,11 @@ func writeTable(dir, file string, rows []middleware.Row) error {
 	if err != nil {
 		return err
 	}
+	return writeTable(dir, t.file, b)
+}
+
+// writeTable writes a table's JSON to dir/file atomically (see save).
+func writeTable(dir, file string, b []byte) error {
 	f, err := os.CreateTemp(dir, "."+file+".*")
 	if err != nil {
 		return err
