@@ -71,6 +71,12 @@ type Flavor struct {
 	FastEmpty bool
 	// CacheMeta keeps volume metadata read, keyed by the file's identity.
 	CacheMeta bool
+	// CacheLists keeps the sorted listings of the volumes and snapshots
+	// directories while their identity and times stay the same
+	// (listcache.go). Only for local file systems: an NFS or SMB client
+	// answers a stat from attributes cached for seconds, so another
+	// node's new volume would stay hidden that long.
+	CacheLists bool
 }
 
 // Controller serves the CSI controller calls for directory volumes.
@@ -83,6 +89,7 @@ type Controller struct {
 	store  store
 	log    *slog.Logger
 	locks  keyLocks
+	lists  *listCache // nil: every listing reads the directory
 
 	// CopyHook is passed to every copy (tests simulate failures with it).
 	CopyHook func(rel string) error
@@ -96,7 +103,20 @@ func NewController(f Flavor, cfg Settings, be Backend, log *slog.Logger) *Contro
 	if f.CacheMeta {
 		s.cache = &metaCache{}
 	}
-	return &Controller{flavor: f, be: be, cfg: cfg, store: s, log: log}
+	d := &Controller{flavor: f, be: be, cfg: cfg, store: s, log: log}
+	if f.CacheLists {
+		d.lists = newListCache()
+	}
+	return d
+}
+
+// listChanged tells the listing cache that this driver added or removed
+// a volume or snapshot directory (or may have: it is called when a create
+// or delete ends, whatever its outcome).
+func (d *Controller) listChanged() {
+	if d.lists != nil {
+		d.lists.changed()
+	}
 }
 
 // Close releases nothing: the controller holds no connections or open files.

@@ -46,9 +46,9 @@ func (testBackend) CheckCapability(c *csi.VolumeCapability) string {
 	return ""
 }
 
-// testFlavor is local-hostpath's: both fast paths on, so the tests cover
+// testFlavor is local-hostpath's: every fast path on, so the tests cover
 // them; dirPermissions* turn the empty-volume one off per config.
-var testFlavor = Flavor{ErrPrefix: "dirs", Family: "dirs", Product: "dirs", FastEmpty: true, CacheMeta: true}
+var testFlavor = Flavor{ErrPrefix: "dirs", Family: "dirs", Product: "dirs", FastEmpty: true, CacheMeta: true, CacheLists: true}
 
 const testSection = "dirs"
 

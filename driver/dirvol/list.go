@@ -48,8 +48,17 @@ func paginate(names []string, start string, limit int32) (page []string, next st
 
 // listDirs returns the sorted names of the volume or snapshot directories
 // in parent, skipping temporary entries and anything that is not a
-// directory; a missing parent is an empty list.
+// directory; a missing parent is an empty list. The slice may be the
+// listing cache's: callers must not change it.
 func (d *Controller) listDirs(parent string) ([]string, error) {
+	if d.lists != nil {
+		return d.lists.list(parent, func() ([]string, error) { return d.readDirs(parent) })
+	}
+	return d.readDirs(parent)
+}
+
+// readDirs is listDirs without the cache.
+func (d *Controller) readDirs(parent string) ([]string, error) {
 	entries, err := os.ReadDir(parent) // sorted by name
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -136,7 +145,7 @@ func (d *Controller) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsRe
 	// before paginating; without one only the page's.
 	infos := map[string]*csi.Snapshot{}
 	if srcFilter != "" {
-		kept := names[:0]
+		kept := make([]string, 0, len(names)) // names may be shared
 		for _, dir := range names {
 			snap := d.listedSnapshot(dir)
 			if snap != nil && snap.GetSourceVolumeId() == srcFilter {

@@ -44,6 +44,7 @@ func (d *Controller) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshot
 
 	unlock := d.locks.lock("s:"+id, "v:"+srcID)
 	defer unlock()
+	defer d.listChanged()
 
 	path := d.store.snapshotPath(id)
 	exists, err := isDir(path)
@@ -127,6 +128,7 @@ func (d *Controller) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshot
 	}
 	unlock := d.locks.lock("s:" + ref.dir)
 	defer unlock()
+	defer d.listChanged()
 	metaPath := d.store.snapshotMetaPath(ref.dir)
 	if err := d.dematerialize(filepath.Join(d.store.base, snapshotsDir), ref.dir, func() error { return removeFile(metaPath) }); err != nil {
 		return nil, err

@@ -51,6 +51,7 @@ func (d *Controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	}
 	unlock := d.locks.lock(keys...)
 	defer unlock()
+	defer d.listChanged()
 
 	if vol, err := d.existingVolume(id, req, src); vol != nil || err != nil {
 		return &csi.CreateVolumeResponse{Volume: vol}, err
@@ -228,6 +229,7 @@ func (d *Controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequ
 	}
 	unlock := d.locks.lock("v:" + id)
 	defer unlock()
+	defer d.listChanged()
 	metaPath := d.store.volumeMetaPath(id)
 	parent := filepath.Join(d.store.base, volumesDir)
 	if d.flavor.FastEmpty && removeEmpty(parent, id) {

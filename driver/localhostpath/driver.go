@@ -69,7 +69,7 @@ const MaxIDLen = dirvol.MaxIDLen
 
 // flavor: local-hostpath's wording, and its fast paths for empty volumes
 // and metadata reads (the base is a local disk no one else writes).
-var flavor = dirvol.Flavor{ErrPrefix: DriverName, Family: DriverName, Product: DriverName, FastEmpty: true, CacheMeta: true}
+var flavor = dirvol.Flavor{ErrPrefix: DriverName, Family: DriverName, Product: DriverName, FastEmpty: true, CacheMeta: true, CacheLists: true}
 
 // New builds a driver from opts.Config. The config must be valid (the
 // problems Validate reports are returned, naming opts.File) and
