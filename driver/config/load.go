@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sync"
 
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 )
@@ -54,7 +55,7 @@ func normalize(v any) any {
 	return v
 }
 
-var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) }) // compiled on first use
 
 // ExpandEnv replaces ${NAME} in every string value of t (keys and comments
 // are left alone) with what lookup returns; $${NAME} stays a literal
@@ -75,7 +76,7 @@ func ExpandEnv(t Tree, lookup func(string) (string, bool)) error {
 				x[i] = walk(e, fmt.Sprintf("%s[%d]", key, i))
 			}
 		case string:
-			return envRef.ReplaceAllStringFunc(x, func(ref string) string {
+			return envRef().ReplaceAllStringFunc(x, func(ref string) string {
 				if ref[1] == '$' {
 					return ref[1:] // $${NAME}: the literal ${NAME}
 				}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -41,7 +42,7 @@ const (
 // as in democratic-csi.
 const SecretNodeDBPrefix = "node-db."
 
-var nodeDBName = regexp.MustCompile(`^[A-Za-z0-9_.\[\]]+$`)
+var nodeDBName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.\[\]]+$`) }) // compiled on first use
 
 type iscsiTarget struct {
 	iqn, lun, iface string
@@ -124,7 +125,7 @@ func (ISCSI) Validate(v *Volume) error {
 		return err
 	}
 	for k := range normalizedSecrets(v) {
-		if name, ok := strings.CutPrefix(k, SecretNodeDBPrefix); ok && !nodeDBName.MatchString(name) {
+		if name, ok := strings.CutPrefix(k, SecretNodeDBPrefix); ok && !nodeDBName().MatchString(name) {
 			return status.Errorf(codes.InvalidArgument, "volume %s: secret %q does not name an iSCSI node setting", v.ID, k)
 		}
 	}

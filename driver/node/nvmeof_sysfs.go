@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The kernel's view of NVMe (sysfs), which nvme-cli's list-subsys reads too:
@@ -17,8 +18,9 @@ import (
 //	/sys/block/<ns>/{nsid,uuid,wwid}
 //	/sys/module/nvme_core/parameters/multipath            Y = native multipath
 var (
-	nvmeCtrlName = regexp.MustCompile(`^nvme[0-9]+$`)
-	nvmeNSName   = regexp.MustCompile(`^nvme[0-9]+n[0-9]+$`) // not the hidden nvmeXcYnZ paths
+	// compiled on first use, not at every start-up
+	nvmeCtrlName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nvme[0-9]+$`) })
+	nvmeNSName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nvme[0-9]+n[0-9]+$`) }) // not the hidden nvmeXcYnZ paths
 )
 
 // nvmeSubsystem is one subsystem the node is connected to.
@@ -40,7 +42,7 @@ func (h *Host) nvmeSubsystemByNQN(nqn string) *nvmeSubsystem {
 		s := &nvmeSubsystem{dir: dir}
 		sub, _ := os.ReadDir(dir)
 		for _, c := range sub {
-			if nvmeCtrlName.MatchString(c.Name()) {
+			if nvmeCtrlName().MatchString(c.Name()) {
 				s.controllers = append(s.controllers, c.Name())
 			}
 		}
@@ -94,7 +96,7 @@ func (h *Host) nvmeNamespaces(s *nvmeSubsystem, nsid, uuid string) []string {
 	case uuid != "":
 		ents, _ := os.ReadDir(h.sys("block"))
 		for _, e := range ents {
-			if !nvmeNSName.MatchString(e.Name()) {
+			if !nvmeNSName().MatchString(e.Name()) {
 				continue
 			}
 			dir := h.sys("block", e.Name())
@@ -129,7 +131,7 @@ func nsIn(dir, nsid string) []string {
 	ents, _ := os.ReadDir(dir)
 	var out []string
 	for _, e := range ents {
-		if nvmeNSName.MatchString(e.Name()) && readSys(dir+"/"+e.Name()+"/nsid") == nsid {
+		if nvmeNSName().MatchString(e.Name()) && readSys(dir+"/"+e.Name()+"/nsid") == nsid {
 			out = append(out, e.Name())
 		}
 	}

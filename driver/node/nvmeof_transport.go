@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DefaultNVMeoFPort is the trsvcid of a tcp or rdma transport without a port.
@@ -25,7 +26,7 @@ type nvmeTransport struct {
 	opts       [][2]string
 }
 
-var nvmeOptName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+var nvmeOptName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`) }) // compiled on first use
 
 func parseNVMeTransport(raw string) (nvmeTransport, error) {
 	t := nvmeTransport{raw: raw}
@@ -64,7 +65,7 @@ func parseNVMeTransport(raw string) (nvmeTransport, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		name := strings.TrimLeft(k, "-")
-		if !nvmeOptName.MatchString(name) {
+		if !nvmeOptName().MatchString(name) {
 			return t, fmt.Errorf("option %q is not an nvme connect option name", k)
 		}
 		for _, val := range q[k] {

@@ -3,6 +3,7 @@ package nodeid
 import (
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/switchyard-csi/switchyard/driver/config"
 )
@@ -59,7 +60,7 @@ func ParseSettings(t config.Tree, defaults Settings) (Settings, config.Problems)
 	return n, ps
 }
 
-var shortNameRE = regexp.MustCompile(`^[0-9a-z]+$`)
+var shortNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-z]+$`) }) // compiled on first use
 
 func parsePrefixes(t config.Tree, key string, ps config.Problems) ([]Prefix, config.Problems) {
 	v, ok := t.Lookup(key)
@@ -77,7 +78,7 @@ func parsePrefixes(t config.Tree, key string, ps config.Problems) ([]Prefix, con
 		p := Prefix{}
 		p.ShortName, _ = config.Tree(item).String("shortName")
 		p.Prefix, _ = config.Tree(item).String("prefix")
-		if !shortNameRE.MatchString(p.ShortName) {
+		if !shortNameRE().MatchString(p.ShortName) {
 			ps = append(ps, config.Problem{Key: k + ".shortName", Msg: "must be lower-case letters and digits"})
 			continue
 		}

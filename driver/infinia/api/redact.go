@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 const redactedText = "<redacted>"
@@ -15,7 +16,7 @@ const redactedText = "<redacted>"
 // jwtPattern matches any JSON Web Token (a base64url header starting with
 // `{"`, a payload and a signature): the client never knows every token a
 // server might quote back, so it removes anything shaped like one.
-var jwtPattern = regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
+var jwtPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`) }) // compiled on first use
 
 // redactor removes the password and tokens from any text the client
 // produces from a server's answer or a library error, and, when the
@@ -100,7 +101,7 @@ func (r redactor) redact(s string) string {
 	if r.endpoints != nil {
 		s = r.endpoints.ReplaceAllStringFunc(s, func(m string) string { return r.label[strings.ToLower(m)] })
 	}
-	return jwtPattern.ReplaceAllString(s, redactedText)
+	return jwtPattern().ReplaceAllString(s, redactedText)
 }
 
 // redactErr is redact for an error's text from a request to the endpoint

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Version is a TrueNAS release as system.version reports it:
@@ -17,12 +18,12 @@ type Version struct {
 
 // The first dotted number in the string is the release; a CORE/FreeNAS
 // "-U<n>" suffix is its patch level.
-var versionRE = regexp.MustCompile(`^(.*?)-?(\d+)\.(\d+)(?:\.(\d+))?(?:-U(\d+))?`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*?)-?(\d+)\.(\d+)(?:\.(\d+))?(?:-U(\d+))?`) }) // compiled on first use
 
 // ParseVersion reads a system.version string.
 func ParseVersion(s string) (Version, error) {
 	s = strings.TrimSpace(strings.Trim(strings.TrimSpace(s), `"`))
-	m := versionRE.FindStringSubmatch(s)
+	m := versionRE().FindStringSubmatch(s)
 	if m == nil {
 		return Version{}, fmt.Errorf("truenas: cannot read a version number in %q", s)
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -34,14 +35,17 @@ func oneOf(vals ...string) func(string) bool {
 }
 
 var (
-	compressionRE = regexp.MustCompile(`^(on|off|lzjb|zle|lz4|gzip|gzip-[1-9]|zstd|zstd-([1-9]|1[0-9])|zstd-fast|zstd-fast-([1-9]|10|[2-9]0|100|500|1000))$`)
-	onOff         = oneOf("on", "off")
+	// compiled on first use, not at every start-up
+	compressionRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(on|off|lzjb|zle|lz4|gzip|gzip-[1-9]|zstd|zstd-([1-9]|1[0-9])|zstd-fast|zstd-fast-([1-9]|10|[2-9]0|100|500|1000))$`)
+	})
+	onOff = oneOf("on", "off")
 )
 
 // mutableProps are the properties ModifyVolume changes on the zfs command
 // line. A platform may narrow them (MutableProperties).
 var mutableProps = map[string]mutableProp{
-	"compression":    {valid: compressionRE.MatchString, hint: "on, off, lz4, zle, lzjb, gzip, gzip-1..9, zstd, zstd-1..19, zstd-fast, zstd-fast-N"},
+	"compression":    {valid: func(v string) bool { return compressionRE().MatchString(v) }, hint: "on, off, lz4, zle, lzjb, gzip, gzip-1..9, zstd, zstd-1..19, zstd-fast, zstd-fast-N"},
 	"atime":          {fsOnly: true, valid: onOff, hint: "on, off"},
 	"relatime":       {fsOnly: true, valid: onOff, hint: "on, off"},
 	"sync":           {valid: oneOf("standard", "always", "disabled"), hint: "standard, always, disabled"},
