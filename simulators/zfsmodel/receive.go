@@ -278,7 +278,17 @@ func (m *Model) prepareReceive(b streamBegin, typ Type, destFS, destSnap, snapLe
 		if aux := nameCheck(destFS, typ, true); aux != "" {
 			return nil, newErr(KindInvalid, "%s: %s", prefix, aux)
 		}
+		if encrypted(parent) && !m.keyLoaded(parent) { // the kernel's EACCES
+			return nil, newErr(KindCrypto, "%s: permission denied", prefix)
+		}
 		nh := m.newDataset(leafOf(destFS), typ, parent, parent.pool)
+		if encrypted(parent) {
+			// A plain (not raw) stream received below an encrypted
+			// dataset is encrypted with its parent's key, as a child made
+			// with zfs create is.
+			nh.local[cryptSuiteKey] = parent.local[cryptSuiteKey]
+			nh.local[cryptRootKey] = parent.local[cryptRootKey]
+		}
 		if typ == Volume {
 			nh.local["volsize"] = strconv.FormatInt(b.Volsize, 10)
 			if b.Blocksize != 0 && b.Blocksize != 16384 {
