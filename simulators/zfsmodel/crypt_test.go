@@ -241,6 +241,14 @@ func TestKeyFormatsLoad(t *testing.T) {
 	mustIn(t, m, strings.ToUpper(testHex)+"\n", "zfs load-key tank/hex")
 	wantErr(t, m, testRaw[:31], "zfs load-key tank/raw", 255, "Key load error: Raw key too short (expected 32).\n")
 	wantErr(t, m, strings.Repeat("x", 32), "zfs load-key tank/raw", 255, "Key load error: Incorrect key provided for 'tank/raw'.\n")
+	mustIn(t, m, testRaw, "zfs create -V 1M -o encryption=on -o keyformat=raw tank/vol")
+	if _, ok := m.ZvolPath("tank/vol"); !ok {
+		t.Error("no zvol device for an encrypted volume whose key is loaded")
+	}
+	must(t, m, "zfs unload-key tank/vol")
+	if _, ok := m.ZvolPath("tank/vol"); ok {
+		t.Error("a zvol device for a volume whose key is not loaded")
+	}
 	mustIn(t, m, testRaw, "zfs load-key tank/raw")
 }
 
