@@ -355,11 +355,50 @@ func TestEncryptedSendReceive(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(m.dir, "mnt", "tank", "plain", "copy", "f")); err != nil || string(b) != "secret data" {
 		t.Errorf("received data: %q %v", b, err)
 	}
-	if r := runIn(m, "", "zfs send -w tank/enc@s"); r.code == 0 || !strings.Contains(r.stderr, "not modelled") {
-		t.Errorf("zfs send -w of an encrypted dataset: exit %d %q", r.code, r.stderr)
+	if r := runIn(m, "", "zfs send -w -R tank/enc@s"); r.code == 0 || !strings.Contains(r.stderr, "not modelled") {
+		t.Errorf("zfs send -w -R of an encrypted dataset: exit %d %q", r.code, r.stderr)
 	}
 	must(t, m, "zfs unload-key tank/enc")
 	wantErr(t, m, stream.stdout, "zfs receive tank/enc/again", 1, "cannot receive new filesystem stream: permission denied\n")
+
+	// A raw stream needs no key, and what it makes is encrypted with the
+	// sender's key, its own encryption root, the key not loaded.
+	raw := runIn(m, "", "zfs send -w tank/enc@s2")
+	if raw.code != 0 {
+		t.Fatalf("zfs send -w with the key unloaded: %s", raw.stderr)
+	}
+	mustIn(t, m, raw.stdout, "zfs receive tank/plain/raw")
+	if got := cryptProps(t, m, "tank/plain/raw"); got != "tank/plain/raw\tencryption\taes-256-gcm\t-\ntank/plain/raw\tkeylocation\tprompt\tlocal\n"+
+		"tank/plain/raw\tkeyformat\tpassphrase\t-\ntank/plain/raw\tpbkdf2iters\t350000\t-\n"+
+		"tank/plain/raw\tencryptionroot\ttank/plain/raw\t-\ntank/plain/raw\tkeystatus\tunavailable\t-\n" {
+		t.Errorf("raw receive:\n%s", got)
+	}
+	if got := must(t, m, "zfs get -H -o value mounted tank/plain/raw"); got != "no\n" {
+		t.Errorf("raw receive mounted without its key: %q", got)
+	}
+	wantErr(t, m, "wrong horse battery staple\n", "zfs load-key tank/plain/raw", 255, "Key load error: Incorrect key provided for 'tank/plain/raw'.\n")
+	mustIn(t, m, testPass+"\n", "zfs load-key tank/plain/raw")
+	if b, err := os.ReadFile(filepath.Join(m.dir, "mnt", "tank", "plain", "raw", "f")); err != nil || string(b) != "secret data" {
+		t.Errorf("raw-received data: %q %v", b, err)
+	}
+	// No raw incremental onto an unencrypted dataset.
+	must(t, m, "zfs destroy -r tank/plain/copy")
+	mustIn(t, m, testPass+"\n", "zfs load-key tank/enc")
+	full := runIn(m, "", "zfs send tank/enc@s")
+	mustIn(t, m, full.stdout, "zfs receive tank/plain/copy")
+	incr := runIn(m, "", "zfs send -w -i @s tank/enc@s2")
+	if incr.code != 0 {
+		t.Fatalf("zfs send -w -i: %s", incr.stderr)
+	}
+	wantErr(t, m, incr.stdout, "zfs receive tank/plain/copy", 1, "cannot receive incremental stream: cannot perform raw receive on top of existing unencrypted dataset\n")
+	// A raw incremental onto the raw copy keeps it as it is.
+	must(t, m, "zfs snapshot tank/enc@s3")
+	next := runIn(m, "", "zfs send -w -i @s2 tank/enc@s3")
+	mustIn(t, m, next.stdout, "zfs receive tank/plain/raw")
+	if got := must(t, m, "zfs get -H -o value encryptionroot,keystatus tank/plain/raw@s3"); got != "tank/plain/raw\navailable\n" {
+		t.Errorf("raw incremental: %q", got)
+	}
+	wantErr(t, m, full.stdout, "zfs receive -F tank/plain/raw", 1, "cannot receive new filesystem stream: zfs receive -F cannot be used to destroy an encrypted filesystem or overwrite an unencrypted one with an encrypted one\n")
 }
 
 // TestEncryptedPromote: promoting a clone of an encryption root moves the

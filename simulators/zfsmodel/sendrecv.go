@@ -121,6 +121,9 @@ func (m *Model) planSend(snap string, opts SendOptions, warn io.Writer) ([]sendI
 		if opts.Props || opts.Replicate {
 			b.Props = sendProps(s.parent)
 		}
+		if opts.Raw && encrypted(s) {
+			b.Crypt = m.streamCryptOf(s)
+		}
 		items = append(items, sendItem{snap: s, begin: b})
 	}
 	// chain lists the snapshots of x to send, oldest first, ending at the
