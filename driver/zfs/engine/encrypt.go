@@ -228,3 +228,32 @@ func (eng *Engine) RefuseDecryptingCopy(ctx context.Context, ds string) error {
 	}
 	return nil
 }
+
+// CopyKeepingEncryption copies snapshot snap to a new dataset target as a
+// detached snapshot or volume does, keeping an encrypted source encrypted:
+// its stream is raw (zfs send -w), so target arrives as its own
+// encryption root with the source's key, unloaded (EnsureKeyLoaded with
+// the source's key loads it). An unencrypted source is copied as
+// SendReceive copies it. It is the copy detached snapshots and volumes
+// need in place of SendReceive before encryption can go with them.
+func (eng *Engine) CopyKeepingEncryption(ctx context.Context, snap, target string) error {
+	p, err := eng.zfs.Get(ctx, snap, "encryption")
+	if err != nil {
+		return eng.zfsErr(err, "reading the encryption of "+snap)
+	}
+	if v := p["encryption"].Value; v == "" || v == "off" || v == "-" {
+		if err := eng.zfs.SendReceive(ctx, snap, target); err != nil {
+			return eng.zfsErr(err, "copying "+snap+" to "+target)
+		}
+		return nil
+	}
+	cli, ok := eng.zfs.(*zfs.CLI)
+	if !ok {
+		return status.Errorf(codes.FailedPrecondition, "%s: copying the encrypted %s needs the zfs command line (a raw zfs send)", eng.cfg.driver, snap)
+	}
+	pipeline := zfs.Line(cliArgv(cli, "send", "-w", snap)...) + " | " + zfs.Line(cliArgv(cli, "receive", target)...)
+	if _, err := cli.Do(ctx, "zfs send -w | zfs receive", []string{"sh", "-c", pipeline}, zfs.RunOptions{}); err != nil {
+		return eng.zfsErr(err, "copying the encrypted "+snap+" to "+target)
+	}
+	return nil
+}

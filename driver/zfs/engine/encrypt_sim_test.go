@@ -355,3 +355,52 @@ func TestSimEncryptionDetachedCopies(t *testing.T) {
 	}
 	s.noKeyAnywhere(t, encPass)
 }
+
+// TestSimEncryptedRawCopy: CopyKeepingEncryption copies an encrypted
+// snapshot with a raw stream: the copy is encrypted, its own encryption
+// root with the source's key (a wrong key does not load it, the right one
+// does); an unencrypted source is copied as before.
+func TestSimEncryptedRawCopy(t *testing.T) {
+	s := newEncSim(t, "zfs-generic-nfs")
+	secrets := map[string]string{engine.SecretEncryptionKey: encPass}
+	if _, err := s.create("pvc-src", secrets, map[string]string{engine.ParamEncryption: "true"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.create("pvc-plain", nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	src, plain := s.parent+"/pvc-src", s.parent+"/pvc-plain"
+	zfsLines(t, s.host, "snapshot", src+"@copy", plain+"@copy")
+	zfsLines(t, s.host, "unload-key", src) // a raw send needs no key
+
+	cp := s.parent + "/pvc-copy"
+	if err := s.CopyKeepingEncryption(ctx, src+"@copy", cp); err != nil {
+		t.Fatal(err)
+	}
+	if got := encProps(t, s.host, cp); got != "aes-256-gcm passphrase prompt "+cp+" unavailable" {
+		t.Errorf("raw copy: %q", got)
+	}
+	const wrong = "wrong horse battery staple"
+	bad, _ := engine.ParseEncryption(nil, map[string]string{engine.SecretEncryptionKey: wrong})
+	if err := s.EnsureKeyLoaded(ctx, cp, bad); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("the copy opened with a wrong key: %v", err)
+	}
+	good, _ := engine.ParseEncryption(nil, secrets)
+	if err := s.EnsureKeyLoaded(ctx, cp, good); err != nil {
+		t.Fatalf("the copy with the source's key: %v", err)
+	}
+	if got := zfsGet(t, s.host, "keystatus", cp) + " " + zfsGet(t, s.host, "mounted", cp); got != "available yes" {
+		t.Errorf("copy after its key: %q", got)
+	}
+
+	if err := s.CopyKeepingEncryption(ctx, plain+"@copy", s.parent+"/pvc-plain-copy"); err != nil {
+		t.Fatal(err)
+	}
+	if got := zfsGet(t, s.host, "encryption", s.parent+"/pvc-plain-copy"); got != "off" {
+		t.Errorf("copy of an unencrypted source: %q", got)
+	}
+	if !strings.Contains(s.logs.String(), "send -w "+src+"@copy") {
+		t.Error("no raw send in the logs")
+	}
+	s.noKeyAnywhere(t, encPass, wrong)
+}
