@@ -163,6 +163,15 @@ func TestEncryptionImmutable(t *testing.T) {
 	wantErr(t, m, "", "zfs set copies=3 tank/enc", 1, "cannot set property for 'tank/enc': encrypted datasets cannot have 3 copies\n")
 	wantErr(t, m, "", "zfs clone -o encryption=off tank/enc@s tank/c", 1, "cannot create 'tank/c': Encryption properties must inherit from origin dataset.\n")
 	wantErr(t, m, "", "zfs clone -o keylocation=prompt tank/enc@s tank/c", 1, "cannot create 'tank/c': Encryption properties must inherit from origin dataset.\n")
+	must(t, m, "zfs create tank/enc/child")
+	wantErr(t, m, "", "zfs rename tank/enc/child tank/moved", 1, "cannot rename 'tank/enc/child': cannot move encrypted child outside of its encryption root\n")
+	must(t, m, "zfs create tank/enc/sub")
+	must(t, m, "zfs rename tank/enc/child tank/enc/sub/child") // within its root
+	must(t, m, "zfs rename tank/enc tank/enc2")                 // a root moves anywhere
+	if got := must(t, m, "zfs get -H -o value encryptionroot tank/enc2/sub/child"); got != "tank/enc2\n" {
+		t.Errorf("encryption root after renames: %q", got)
+	}
+	must(t, m, "zfs rename tank/enc2 tank/enc")
 	// An explicitly unencrypted child of an encrypted dataset is allowed.
 	must(t, m, "zfs create -o encryption=off tank/enc/clear")
 	if got := must(t, m, "zfs get -H -o value encryption tank/enc/clear"); got != "off\n" {
