@@ -167,7 +167,7 @@ func TestEncryptionImmutable(t *testing.T) {
 	wantErr(t, m, "", "zfs rename tank/enc/child tank/moved", 1, "cannot rename 'tank/enc/child': cannot move encrypted child outside of its encryption root\n")
 	must(t, m, "zfs create tank/enc/sub")
 	must(t, m, "zfs rename tank/enc/child tank/enc/sub/child") // within its root
-	must(t, m, "zfs rename tank/enc tank/enc2")                 // a root moves anywhere
+	must(t, m, "zfs rename tank/enc tank/enc2")                // a root moves anywhere
 	if got := must(t, m, "zfs get -H -o value encryptionroot tank/enc2/sub/child"); got != "tank/enc2\n" {
 		t.Errorf("encryption root after renames: %q", got)
 	}
