@@ -255,7 +255,8 @@ func init() {
 		"set": (*cli).zfsSet, "get": (*cli).zfsGet, "inherit": (*cli).zfsInherit,
 		"mount": (*cli).zfsMount, "unmount": (*cli).zfsUnmount, "share": (*cli).zfsShare,
 		"unshare": (*cli).zfsShare, "send": (*cli).zfsSend, "receive": (*cli).zfsReceive,
-		"upgrade": (*cli).zfsUpgrade,
+		"upgrade": (*cli).zfsUpgrade, "load-key": (*cli).zfsLoadKey, "unload-key": (*cli).zfsUnloadKey,
+		"change-key": (*cli).zfsChangeKey,
 	}
 }
 

@@ -113,6 +113,7 @@ func (c *cli) zfsCreate(args []string) int {
 	if dry {
 		return 0
 	}
+	co.Key = c.in
 	if err := c.m.create(name, typ, props, co); err != nil {
 		return c.fail(err)
 	}
@@ -454,13 +455,22 @@ func (c *cli) zfsInherit(args []string) int {
 // that are mounted already (the model mounts every filesystem it can).
 func (c *cli) zfsMount(args []string) int {
 	opts, ops := getopt(args, ":aRlvo:Of")
-	all := false
+	all, loadKey := false, false
 	for _, o := range opts {
 		switch o.c {
 		case 'a':
 			all = true
+		case 'l':
+			loadKey = true
 		case ':', '?':
 			return c.badOpt(o)
+		}
+	}
+	if loadKey && len(ops) > 0 {
+		// zfs mount -l: load the encryption root's key (from its
+		// keylocation) before mounting.
+		if code, done := c.mountLoadKey(ops[0]); done {
+			return code
 		}
 	}
 	if err := c.m.beginRead(); err != nil {
@@ -483,6 +493,10 @@ func (c *cli) zfsMount(args []string) int {
 		}
 		if c.m.isMounted(d) {
 			c.errorf("cannot mount '%s': filesystem already mounted\n", d.full)
+			return 1
+		}
+		if !c.m.keyLoaded(d) {
+			c.errorf("cannot mount '%s': encryption key not loaded\n", d.full)
 			return 1
 		}
 		c.errorf("cannot mount '%s': mountpoint or dataset is busy\n", d.full)
@@ -522,8 +536,13 @@ func (c *cli) zfsShare(args []string) int {
 		if n == "nfs" || n == "smb" {
 			continue
 		}
-		if _, err := c.m.open(n, Filesystem); err != nil && !strings.HasPrefix(n, "/") {
+		d, err := c.m.open(n, Filesystem)
+		if err != nil && !strings.HasPrefix(n, "/") {
 			return c.fail(err)
+		}
+		if d != nil && c.cmd == "share" && !c.m.keyLoaded(d) {
+			c.errorf("cannot share '%s': encryption key not loaded\n", d.full)
+			return 1
 		}
 	}
 	return 0

@@ -25,7 +25,9 @@ func (c *cli) zfsSend(args []string) int {
 			verbose = true
 		case 't':
 			token = o.arg
-		case 's', 'D', 'V', 'L', 'e', 'h', 'c', 'w', 'b', 'd', 'S', 'X':
+		case 'w':
+			so.Raw = true
+		case 's', 'D', 'V', 'L', 'e', 'h', 'c', 'b', 'd', 'S', 'X':
 		default:
 			return c.badOpt(o)
 		}

@@ -43,6 +43,12 @@ func (m *Model) clone(snapName, target string, props []kv, parents bool) error {
 		return err
 	}
 	head := snap.parent
+	for _, a := range props { // zfs_crypto_clone_check, before the property checks
+		switch lookupProp(a.name) {
+		case propByName["encryption"], propByName["keyformat"], propByName["keylocation"], propByName["pbkdf2iters"]:
+			return errCrypto(prefix, "Encryption properties must inherit from origin dataset.")
+		}
+	}
 	if len(props) > 0 {
 		if props, err = m.validateProps(props, head.typ, snap, prefix); err != nil {
 			return err
@@ -54,9 +60,16 @@ func (m *Model) clone(snapName, target string, props []kv, parents bool) error {
 	if parent.pool != snap.pool {
 		return newErr(KindInvalid, "%s: source and target pools differ", prefix)
 	}
+	if !m.keyLoaded(snap) { // the kernel's EACCES, worded by zfs_standard_error
+		return newErr(KindCrypto, "%s: permission denied", prefix)
+	}
 	c := m.newDataset(leafOf(target), head.typ, parent, parent.pool)
 	for _, a := range props {
 		c.local[a.name] = a.value
+	}
+	if encrypted(head) { // a clone shares its origin's encryption root and key
+		c.local[cryptSuiteKey] = head.local[cryptSuiteKey]
+		c.local[cryptRootKey] = head.local[cryptRootKey]
 	}
 	if head.typ == Volume {
 		c.local["volsize"] = snap.local["volsize"]
@@ -146,6 +159,12 @@ func (m *Model) Promote(name string) error {
 		if c.snapshot(x.leaf) != nil {
 			return newErr(KindExists, "%s: conflicting snapshot '%s' from parent '%s'", prefix, x.leaf, s.full) // dds_origin: the origin snapshot
 		}
+	}
+	if !m.promoteCryptOK(c, o) {
+		return newErr(KindExists, "%s: cannot promote dataset outside its encryption root", prefix)
+	}
+	if err := m.promoteCrypt(c, o); err != nil {
+		return err
 	}
 	m.spaceMu.Lock()
 	defer m.spaceMu.Unlock()

@@ -1,6 +1,7 @@
 package zfsmodel
 
 import (
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -12,6 +13,10 @@ type CreateOptions struct {
 	Sparse    bool  // -s: a volume without refreservation
 	Volsize   int64 // -V, required for volumes
 	Blocksize int64 // -b, volumes only (0: the 16K default)
+
+	// Key is where keylocation=prompt reads a new encryption root's key
+	// (zfs create's stdin); nil reads nothing.
+	Key io.Reader
 }
 
 // sortedKV turns a property map into a deterministic list.
@@ -32,6 +37,11 @@ func (m *Model) Create(name string, typ Type, props map[string]string, opts Crea
 func (m *Model) create(name string, typ Type, props []kv, opts CreateOptions) error {
 	if typ != Filesystem && typ != Volume {
 		return newErr(KindInvalid, "cannot create '%s': only filesystems and volumes can be created", name)
+	}
+	var key *keyInput
+	if loc, format, ok := wantsKey(props); ok {
+		k := fetchKey(loc, format, opts.Key)
+		key = &k
 	}
 	if err := m.begin(); err != nil {
 		return err
@@ -59,7 +69,7 @@ func (m *Model) create(name string, typ Type, props []kv, opts CreateOptions) er
 			return err
 		}
 	}
-	_, err := m.createLocked(name, typ, props, opts.Sparse)
+	_, err := m.createLocked(name, typ, props, opts.Sparse, key)
 	return err
 }
 
@@ -105,7 +115,7 @@ func (m *Model) createAncestors(name string) error {
 		break
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		if _, err := m.createLocked(missing[i], Filesystem, nil, false); err != nil {
+		if _, err := m.createLocked(missing[i], Filesystem, nil, false, nil); err != nil {
 			return err
 		}
 	}
@@ -114,7 +124,8 @@ func (m *Model) createAncestors(name string) error {
 
 // createLocked is zfs_create with the write lock held. Volume properties
 // were validated by the caller (they carry volsize).
-func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*dataset, error) { //nolint:unparam // returns what it made; today's callers do not need it
+// key is the key material read for a new encryption root (nil: none).
+func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool, key *keyInput) (*dataset, error) { //nolint:unparam // returns what it made; today's callers do not need it
 	prefix := "cannot create '" + name + "'"
 	if aux := nameCheck(name, typ, true); aux != "" {
 		return nil, newErr(KindInvalid, "%s: %s", prefix, aux)
@@ -134,9 +145,20 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 			return nil, err
 		}
 	}
+	props, cc := takeCryptProps(props)
 	local := map[string]string{}
 	for _, a := range props {
 		local[a.name] = a.value
+	}
+	// The encryption checks come before the space check, as zfs_crypto_create
+	// runs before lzc_create. The scratch record takes the hidden keys; a
+	// new encryption root's own GUID is filled in once it has one.
+	location, err := m.applyCreateCrypt(&dataset{local: local}, parent, cc, key, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if location != "" {
+		local["keylocation"] = location
 	}
 	var volsize, bs int64
 	if typ == Volume {
@@ -187,6 +209,10 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 
 	d := m.newDataset(leafOf(name), typ, parent, parent.pool)
 	d.local = local
+	newRoot := local[cryptRootKey] == "0"
+	if newRoot {
+		local[cryptRootKey] = strconv.FormatUint(d.guid, 10)
+	}
 	fresh, err := m.makeData(d, volsize)
 	if err != nil {
 		return nil, errIO(prefix, err)
@@ -196,6 +222,9 @@ func (m *Model) createLocked(name string, typ Type, props []kv, sparse bool) (*d
 		return nil, err
 	}
 	m.index(d)
+	if newRoot {
+		m.keys[d.guid] = true // the key it was made with is loaded
+	}
 	m.spaceMu.Lock()
 	d.sp.data = 0 // a new zvol is all holes
 	if typ == Filesystem {

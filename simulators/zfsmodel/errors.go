@@ -22,6 +22,7 @@ const (
 	KindBadStream                    // zfs receive of something that is not a stream
 	KindNotSupported                 // valid but not modelled
 	KindIO                           // the backing files failed
+	KindCrypto                       // an encryption failure (EZFS_CRYPTOFAILED): a bad or missing key
 )
 
 var kindNames = map[Kind]string{
@@ -29,6 +30,7 @@ var kindNames = map[Kind]string{
 	KindBusy: "busy", KindHasChildren: "has children", KindHasClones: "has clones",
 	KindOutOfSpace: "out of space", KindReadOnly: "read-only", KindBadType: "bad type",
 	KindBadStream: "bad stream", KindNotSupported: "not supported", KindIO: "I/O error",
+	KindCrypto: "encryption failure",
 }
 
 func (k Kind) String() string {

@@ -53,6 +53,7 @@ type Model struct {
 	byGUID   map[uint64]*dataset
 	mounts   map[string]*dataset // effective mountpoint -> mounted filesystem
 	pending  map[string]bool     // names reserved by in-flight snapshot/clone/receive
+	keys     map[uint64]bool     // encryption roots whose key is loaded (memory only: crypt.go)
 	txg      uint64
 	objset   uint64
 	closed   bool

@@ -22,6 +22,7 @@ func Open(opts Options) (*Model, error) {
 		dir: opts.StateDir, opts: opts,
 		pools: map[string]*pool{}, byName: map[string]*dataset{}, byGUID: map[uint64]*dataset{},
 		mounts: map[string]*dataset{}, pending: map[string]bool{}, defaults: map[string]string{},
+		keys: map[uint64]bool{},
 	}
 	for k, v := range opts.Defaults {
 		p := lookupProp(k)

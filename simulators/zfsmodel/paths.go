@@ -77,14 +77,15 @@ func (m *Model) mountAt(clean string) (*dataset, string) {
 }
 
 // ZvolPath returns the sparse file that backs the zvol (what
-// /dev/zvol/<dataset> stands for); ok=false if there is no such volume.
+// /dev/zvol/<dataset> stands for); ok=false if there is no such volume, or
+// its encryption key is not loaded (zfs then makes no device node).
 func (m *Model) ZvolPath(dataset string) (string, bool) {
 	if err := m.beginRead(); err != nil {
 		return "", false
 	}
 	defer m.mu.RUnlock()
 	d := m.lookup(dataset)
-	if d == nil || d.typ != Volume {
+	if d == nil || d.typ != Volume || !m.keyLoaded(d) {
 		return "", false
 	}
 	return m.dataPath(d), true

@@ -180,7 +180,9 @@ func (m *Model) nativeProp(d *dataset, p *propDesc, literal bool) (PropValue, bo
 			return pv, true
 		}
 		return pv, false
-	case "encryptionroot", "keystatus", "redact_snaps":
+	case "encryption", "keyformat", "pbkdf2iters", "encryptionroot", "keystatus":
+		return m.cryptProp(d, p.name)
+	case "redact_snaps":
 		return pv, false
 	case "mountpoint":
 		return m.mountpointProp(d, pv), true
@@ -302,7 +304,7 @@ func (m *Model) mountpoint(d *dataset) string {
 }
 
 func (m *Model) isMounted(d *dataset) bool {
-	if d.typ != Filesystem || m.mountpoint(d) == "" {
+	if d.typ != Filesystem || m.mountpoint(d) == "" || !m.keyLoaded(d) {
 		return false
 	}
 	v, _, _, ok := resolve(d, "canmount", false)

@@ -62,6 +62,9 @@ func (m *Model) Rename(from, to string, opts RenameOptions) error {
 	if m.lookup(to) != nil || m.pending[to] {
 		return newErr(KindExists, "cannot rename '%s': dataset already exists", from)
 	}
+	if r := m.encRoot(d); encrypted(d) && r != d && (!encrypted(parent) || m.encRoot(parent) != r) {
+		return newErr(KindCrypto, "cannot rename '%s': cannot move encrypted child outside of its encryption root", from)
+	}
 	busy := false
 	walk(d, func(x *dataset) { busy = busy || x.busy > 0 })
 	if busy {

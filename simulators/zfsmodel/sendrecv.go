@@ -16,6 +16,7 @@ type SendOptions struct {
 	Props         bool   // -p: include dataset properties
 	Resume        bool   // -t: a stream that continues a partial receive
 	ResumeOffset  int64  // -t: leave out the data the partial receive has
+	Raw           bool   // -w: send encrypted data as it is on disk (not modelled for encrypted datasets)
 }
 
 // sendItem is one snapshot to put on the stream.
@@ -120,6 +121,9 @@ func (m *Model) planSend(snap string, opts SendOptions, warn io.Writer) ([]sendI
 		if opts.Props || opts.Replicate {
 			b.Props = sendProps(s.parent)
 		}
+		if opts.Raw && encrypted(s) {
+			b.Crypt = m.streamCryptOf(s)
+		}
 		items = append(items, sendItem{snap: s, begin: b})
 	}
 	// chain lists the snapshots of x to send, oldest first, ending at the
@@ -171,6 +175,9 @@ func (m *Model) planSend(snap string, opts SendOptions, warn io.Writer) ([]sendI
 			fg = snapGUID(fromSnap)
 		}
 		add(d, fg)
+	}
+	if err := m.sendCryptCheck(items, d, opts); err != nil {
+		return nil, "", err
 	}
 	for _, it := range items {
 		it.snap.busy++

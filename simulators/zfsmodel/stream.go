@@ -51,6 +51,9 @@ type streamBegin struct {
 	Blocksize int64             `json:"volblocksize,omitempty"`
 	Props     map[string]string `json:"props,omitempty"` // dataset properties (-p, -R)
 	SnapProps map[string]string `json:"snapprops,omitempty"`
+	// Crypt: a raw stream (zfs send -w) of an encrypted dataset carries
+	// its encryption parameters (never a key).
+	Crypt *streamCrypt `json:"crypt,omitempty"`
 	// ResumeOffset: a stream made by zfs send -t; its data records start
 	// this many payload bytes in.
 	Resumed      bool  `json:"resumed,omitempty"`

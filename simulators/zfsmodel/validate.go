@@ -94,8 +94,14 @@ func (m *Model) parseValue(p *propDesc, name, value string, typ Type, d *dataset
 				}
 			}
 		case "keylocation":
-			if value != "none" {
+			if !validKeylocation(value, false) {
+				return "", bad(KindInvalid, "invalid keylocation")
+			}
+			if d != nil && !encrypted(d) && value != "none" {
 				return "", bad(KindInvalid, "keylocation must be 'none' for unencrypted datasets")
+			}
+			if d != nil && encrypted(d) && value == "none" {
+				return "", bad(KindInvalid, "keylocation must not be 'none' for encrypted datasets")
 			}
 		}
 		return value, nil
@@ -104,8 +110,8 @@ func (m *Model) parseValue(p *propDesc, name, value string, typ Type, d *dataset
 		if !ok {
 			return "", bad(KindInvalid, "'%s' must be one of '%s'", p.name, p.values)
 		}
-		if p.name == "encryption" && v != "off" {
-			return "", bad(KindNotSupported, "encryption is not modelled by this simulator")
+		if p.name == "copies" && v == "3" && d != nil && encrypted(d) {
+			return "", bad(KindInvalid, "encrypted datasets cannot have 3 copies")
 		}
 		return v, nil
 	}

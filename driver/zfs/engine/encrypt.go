@@ -79,6 +79,13 @@ func ParseEncryption(params, secrets map[string]string) (*Encryption, error) {
 		}
 		return nil, nil
 	}
+	// A detached copy is made with zfs send | zfs receive, and a plain zfs
+	// send is the decrypted data: the copy would be stored in the clear.
+	for _, p := range []string{"detachedVolumesFromSnapshots", "detachedVolumesFromVolumes"} {
+		if b, _ := strconv.ParseBool(params[p]); b {
+			return nil, status.Errorf(codes.InvalidArgument, "StorageClass parameter %s=true cannot go with encryption: a detached copy is made with zfs send, which sends an encrypted dataset decrypted, so the copy would be unencrypted; remove %s (clones keep the encryption)", p, p)
+		}
+	}
 	if !hasKey || key == "" {
 		return nil, status.Errorf(codes.InvalidArgument, "encryption is requested but the provisioner secret has no %s (set csi.storage.k8s.io/provisioner-secret-name/-namespace on the StorageClass and put the key in that secret)", SecretEncryptionKey)
 	}
@@ -201,6 +208,52 @@ func (eng *Engine) EnsureKeyLoaded(ctx context.Context, ds string, enc *Encrypti
 		if _, err := cli.Do(ctx, "zfs mount", cliArgv(cli, "mount", ds), zfs.RunOptions{}); err != nil && !strings.Contains(err.Error(), "already mounted") {
 			return eng.zfsErr(err, "mounting "+ds)
 		}
+	}
+	return nil
+}
+
+// RefuseDecryptingCopy is FAILED_PRECONDITION when ds is encrypted: a
+// detached snapshot or volume is copied with a plain zfs send, which sends
+// the decrypted data, so the copy would be stored unencrypted (a raw send,
+// zfs send -w, would keep it encrypted but needs its key loaded after the
+// receive). Detached snapshots and detached volumes call it on their
+// source before copying.
+func (eng *Engine) RefuseDecryptingCopy(ctx context.Context, ds string) error {
+	p, err := eng.zfs.Get(ctx, ds, "encryption")
+	if err != nil {
+		return eng.zfsErr(err, "reading the encryption of "+ds)
+	}
+	if v := p["encryption"].Value; v != "" && v != "off" && v != "-" {
+		return status.Errorf(codes.FailedPrecondition, "%s is encrypted (%s): a detached copy is made with zfs send, which would store it unencrypted; take an ordinary snapshot or clone instead (they keep the encryption)", ds, v)
+	}
+	return nil
+}
+
+// CopyKeepingEncryption copies snapshot snap to a new dataset target as a
+// detached snapshot or volume does, keeping an encrypted source encrypted:
+// its stream is raw (zfs send -w), so target arrives as its own
+// encryption root with the source's key, unloaded (EnsureKeyLoaded with
+// the source's key loads it). An unencrypted source is copied as
+// SendReceive copies it. It is the copy detached snapshots and volumes
+// need in place of SendReceive before encryption can go with them.
+func (eng *Engine) CopyKeepingEncryption(ctx context.Context, snap, target string) error {
+	p, err := eng.zfs.Get(ctx, snap, "encryption")
+	if err != nil {
+		return eng.zfsErr(err, "reading the encryption of "+snap)
+	}
+	if v := p["encryption"].Value; v == "" || v == "off" || v == "-" {
+		if err := eng.zfs.SendReceive(ctx, snap, target); err != nil {
+			return eng.zfsErr(err, "copying "+snap+" to "+target)
+		}
+		return nil
+	}
+	cli, ok := eng.zfs.(*zfs.CLI)
+	if !ok {
+		return status.Errorf(codes.FailedPrecondition, "%s: copying the encrypted %s needs the zfs command line (a raw zfs send)", eng.cfg.driver, snap)
+	}
+	pipeline := zfs.Line(cliArgv(cli, "send", "-w", snap)...) + " | " + zfs.Line(cliArgv(cli, "receive", target)...)
+	if _, err := cli.Do(ctx, "zfs send -w | zfs receive", []string{"sh", "-c", pipeline}, zfs.RunOptions{}); err != nil {
+		return eng.zfsErr(err, "copying the encrypted "+snap+" to "+target)
 	}
 	return nil
 }

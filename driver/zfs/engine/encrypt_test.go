@@ -101,6 +101,8 @@ func TestParseEncryption(t *testing.T) {
 		{"unknown format", nil, map[string]string{SecretEncryptionKey: passphrase, SecretEncryptionKeyFormat: "pem"}, "passphrase, hex, raw"},
 		{"unknown algorithm", nil, map[string]string{SecretEncryptionKey: passphrase, SecretEncryptionAlgorithm: "rot13"}, "aes-256-gcm"},
 		{"bad parameter", map[string]string{"encryption": "yes please"}, nil, "true or false"},
+		{"detached copies from snapshots", map[string]string{"encryption": "true", "detachedVolumesFromSnapshots": "true"}, map[string]string{SecretEncryptionKey: passphrase}, "decrypted"},
+		{"detached copies from volumes", map[string]string{"detachedVolumesFromVolumes": "1"}, map[string]string{SecretEncryptionKey: passphrase}, "detachedVolumesFromVolumes"},
 	}
 	for _, b := range bad {
 		_, err := ParseEncryption(b.params, b.secrets)
@@ -210,3 +212,12 @@ func TestEnsureKeyLoaded(t *testing.T) {
 }
 
 func codeOf(err error) codes.Code { return status.Code(err) }
+
+// TestParseEncryptionDetachedWithoutEncryption: detached copies stay
+// allowed for a class that does not ask for encryption.
+func TestParseEncryptionDetachedWithoutEncryption(t *testing.T) {
+	e, err := ParseEncryption(map[string]string{"detachedVolumesFromSnapshots": "true", "detachedVolumesFromVolumes": "true"}, nil)
+	if e != nil || err != nil {
+		t.Fatalf("an unencrypted class with detached copies: %v %v", e, err)
+	}
+}

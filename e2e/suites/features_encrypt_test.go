@@ -1,0 +1,163 @@
+package suites
+
+// Per-volume encryption through the real csi-provisioner on the host node
+// with the ZFS simulator (E2E_VM=0 is enough: no pod mounts anything). The
+// simulator speaks OpenZFS's native encryption (simulators/zfsmodel
+// crypt.go), so what these specs see on the storage is what a real host
+// would show: the suite, the key format, the encryption root, whether the
+// key is loaded.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/switchyard-csi/switchyard/e2e/framework"
+)
+
+var _ = Describe("per-volume encryption through the controller", Label("features"), func() {
+	It("zfs-generic-nfs: a StorageClass whose provisioner secret holds the key makes an encrypted dataset with its key loaded; a restored snapshot shares it; a secret without a key is refused; the key is in no log", Label("zfs-generic-nfs", "encrypt", "controller"),
+		func(ctx SpecContext) { controllerEncryption(ctx) }, NodeTimeout(15*time.Minute))
+})
+
+func controllerEncryption(ctx context.Context) {
+	fam := zfsFamily()
+	conn := ensureConnection(ctx, fam)
+	ns := f.Namespace(ctx, "enc-ctl")
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	key := "e2e-passphrase-" + hex.EncodeToString(b[:]) // fresh per run, so a log line with it can only come from this spec
+
+	By("a provisioner secret with the key, readable by the controller's service account only through a Role in this namespace")
+	secret(ctx, "enc-key", ns, map[string]string{"encryptionKey": key, "encryptionKeyFormat": "passphrase"})
+	secret(ctx, "enc-nokey", ns, map[string]string{"encryptionKeyFormat": "hex"})
+	allowSecrets(ctx, ns, "enc-key", "enc-nokey")
+
+	class := func(prefix, secretName string) string {
+		params := fam.StorageParameters(env, conn)
+		params["encryption"] = "true"
+		params["csi.storage.k8s.io/provisioner-secret-name"] = secretName
+		params["csi.storage.k8s.io/provisioner-secret-namespace"] = ns
+		return f.StorageClass(ctx, prefix, framework.Class{Driver: f.Config.DriverName, Parameters: params, Binding: storagev1.VolumeBindingImmediate}).Name
+	}
+	sc := class("enc-ctl", "enc-key")
+
+	By("a PVC of the class binds; its dataset is encrypted with aes-256-gcm, is its own encryption root and has its key loaded")
+	f.PVC(ctx, ns, "data", framework.Claim{Class: sc, Size: dataSize})
+	_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
+	ds := zfsDataset(conn, strings.TrimPrefix(pv.Spec.CSI.VolumeHandle, "v:"+conn+"/"))
+	expectZFSProp(ctx, ds, "encryption", "aes-256-gcm")
+	expectZFSProp(ctx, ds, "keyformat", "passphrase")
+	expectZFSProp(ctx, ds, "keylocation", "prompt")
+	expectZFSProp(ctx, ds, "encryptionroot", ds)
+	expectZFSProp(ctx, ds, "keystatus", "available")
+
+	f.NeedSnapshots()
+	By("a snapshot of it restores into a PVC of the same class whose dataset shares the encryption root and key")
+	vsc := f.SnapshotClass(ctx, "enc-ctl", f.Config.DriverName, nil)
+	f.Snapshot(ctx, ns, "snap", vsc, "data")
+	f.WaitSnapshotReady(ctx, ns, "snap", 3*time.Minute)
+	f.PVC(ctx, ns, "restored", framework.Claim{Class: sc, Size: dataSize, FromSnapshot: "snap"})
+	_, rpv := f.WaitPVCBound(ctx, ns, "restored", 5*time.Minute)
+	rds := zfsDataset(conn, strings.TrimPrefix(rpv.Spec.CSI.VolumeHandle, "v:"+conn+"/"))
+	expectZFSProp(ctx, rds, "encryption", "aes-256-gcm")
+	expectZFSProp(ctx, rds, "encryptionroot", ds)
+	expectZFSProp(ctx, rds, "keystatus", "available")
+
+	By("a class whose secret describes a key but holds none: the claim stays Pending with an event naming encryptionKey")
+	bad := class("enc-nokey", "enc-nokey")
+	f.PVC(ctx, ns, "nokey", framework.Claim{Class: bad, Size: dataSize})
+	_, err := f.WaitEvent(ctx, ns, "nokey", 3*time.Minute, "encryptionKey")
+	Expect(err).NotTo(HaveOccurred(), "an event on the PVC names the missing secret key")
+	p, err := f.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "nokey", metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(p.Status.Phase).To(Equal(corev1.ClaimPending))
+
+	By("the key is in none of the controller's logs (driver and csi-provisioner)")
+	expectKeyNotLogged(ctx, key, pv.Name)
+}
+
+// secret creates an Opaque Secret in ns (deleted with the namespace).
+func secret(ctx context.Context, name, ns string, data map[string]string) {
+	GinkgoHelper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{framework.LabelKey: "true"}},
+		Type: corev1.SecretTypeOpaque, StringData: data}
+	_, err := f.Kube.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// provisionerPods are the driver's pods that run csi-provisioner (the
+// controller Deployment, or with strategy node the node DaemonSet).
+func provisionerPods(ctx context.Context) []corev1.Pod {
+	GinkgoHelper()
+	pods, err := f.Kube.CoreV1().Pods(f.Config.DriverNamespace).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var out []corev1.Pod
+	for _, p := range pods.Items {
+		for _, c := range p.Spec.Containers {
+			if c.Name == "csi-provisioner" {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	Expect(out).NotTo(BeEmpty(), "no pod in %s runs csi-provisioner", f.Config.DriverNamespace)
+	return out
+}
+
+// allowSecrets lets the service accounts of the provisioner's pods get the
+// named secrets of ns. The chart grants no Secret access of its own: a
+// class that uses a provisioner secret needs a Role like this one (least
+// privilege: these secrets, this namespace), docs/features.md.
+func allowSecrets(ctx context.Context, ns string, names ...string) {
+	GinkgoHelper()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "provisioner-secrets", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: names, Verbs: []string{"get"}}}}
+	_, err := f.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	seen := map[string]bool{}
+	var subjects []rbacv1.Subject
+	for _, p := range provisionerPods(ctx) {
+		sa := p.Spec.ServiceAccountName
+		if sa == "" {
+			sa = "default"
+		}
+		if !seen[sa] {
+			seen[sa] = true
+			subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: f.Config.DriverNamespace})
+		}
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "provisioner-secrets", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: subjects}
+	_, err = f.Kube.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// expectKeyNotLogged reads the driver's and csi-provisioner's logs in every
+// provisioner pod: the PersistentVolume's name must be there (so the logs
+// are the ones that made it) and the key nowhere.
+func expectKeyNotLogged(ctx context.Context, key, pvName string) {
+	GinkgoHelper()
+	sawPV := false
+	for _, p := range provisionerPods(ctx) {
+		for _, c := range []string{"switchyard", "csi-provisioner"} {
+			b, err := f.Kube.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c}).DoRaw(ctx)
+			Expect(err).NotTo(HaveOccurred(), "logs of %s/%s", p.Name, c)
+			Expect(string(b)).NotTo(ContainSubstring(key), "the key is in the log of %s/%s", p.Name, c)
+			if strings.Contains(string(b), pvName) {
+				sawPV = true
+			}
+		}
+	}
+	Expect(sawPV).To(BeTrue(), "no controller log mentions %s: the logs read are not the ones that provisioned it", pvName)
+}
