@@ -216,10 +216,15 @@ func (eng *Engine) EnsureKeyLoaded(ctx context.Context, ds string, enc *Encrypti
 // detached snapshot or volume is copied with a plain zfs send, which sends
 // the decrypted data, so the copy would be stored unencrypted (a raw send,
 // zfs send -w, would keep it encrypted but needs its key loaded after the
-// receive). Detached snapshots and detached volumes call it on their
-// source before copying.
+// receive, and a restore from such a copy would need the source's key).
+// Detached snapshots and detached volumes call it on their source before
+// anything is made, whatever the class of the new volume says: a class
+// without encryption may name an encrypted volume of another class.
 func (eng *Engine) RefuseDecryptingCopy(ctx context.Context, ds string) error {
 	p, err := eng.zfs.Get(ctx, ds, "encryption")
+	if zfs.IsNotExist(err) {
+		return status.Errorf(codes.NotFound, "source dataset %s does not exist", ds)
+	}
 	if err != nil {
 		return eng.zfsErr(err, "reading the encryption of "+ds)
 	}

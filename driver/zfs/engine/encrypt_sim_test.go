@@ -327,7 +327,8 @@ func TestSimEncryptionBadSecrets(t *testing.T) {
 // TestSimEncryptionDetachedCopies: a detached copy is a plain zfs send,
 // which OpenZFS sends decrypted (the simulator too: the copy would land
 // unencrypted), so an encrypted class refuses detached volumes before
-// anything is made, and RefuseDecryptingCopy names an encrypted source.
+// anything is made, any class refuses a detached copy of an encrypted
+// source, and RefuseDecryptingCopy names an encrypted source.
 func TestSimEncryptionDetachedCopies(t *testing.T) {
 	s := newEncSim(t, "zfs-generic-nfs")
 	secrets := map[string]string{engine.SecretEncryptionKey: encPass}
@@ -343,8 +344,34 @@ func TestSimEncryptionDetachedCopies(t *testing.T) {
 			t.Errorf("%s with encryption: %v, want INVALID_ARGUMENT naming it", p, err)
 		}
 	}
+	// A class without encryption may still name an encrypted volume of
+	// another class: its detached copy is refused too, as is a detached
+	// snapshot of it, before anything (not even a temporary snapshot) is made.
+	for _, p := range []string{"detachedVolumesFromVolumes", "detachedVolumesFromSnapshots"} {
+		src := volumeSource("pvc-src")
+		if p == "detachedVolumesFromSnapshots" {
+			snap, err := s.snapshot("snap-src", "pvc-src", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshotId()}}}
+		}
+		_, err := s.create("pvc-copy", nil, map[string]string{p: "true"}, src)
+		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), s.parent+"/pvc-src") {
+			t.Errorf("%s from an encrypted source in a plain class: %v, want FAILED_PRECONDITION naming the source", p, err)
+		}
+	}
+	if _, err := s.snapshot("snap-d", "pvc-src", map[string]string{"detachedSnapshots": "true"}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("detached snapshot of an encrypted volume: %v, want FAILED_PRECONDITION", err)
+	}
 	if got := zfsLines(t, s.host, "list", "-H", "-o", "name", "-r", s.parent); len(got) != 3 {
 		t.Errorf("datasets after the refused copies: %v", got)
+	}
+	if got := zfsLines(t, s.host, "list", "-H", "-o", "name", "-t", "snapshot", "-r", s.parent); len(got) != 1 || !strings.HasSuffix(got[0], "@snap-src") {
+		t.Errorf("snapshots after the refused copies: %v, want only snap-src", got)
+	}
+	if got := zfsLines(t, s.host, "list", "-H", "-o", "name", "-r", s.detach); len(got) > 1 {
+		t.Errorf("detached snapshots after the refusal: %v", got)
 	}
 	err := s.RefuseDecryptingCopy(ctx, s.parent+"/pvc-src")
 	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), s.parent+"/pvc-src") {

@@ -138,6 +138,9 @@ func (e *Engine) detachedSnapshot(ctx context.Context, srcDS, target, zname stri
 	if _, err := e.zfs.Get(ctx, target, "type"); err == nil {
 		return nil // made by an earlier call
 	}
+	if err := e.RefuseDecryptingCopy(ctx, srcDS); err != nil {
+		return err
+	}
 	// The temporary snapshot first: it proves the source exists before
 	// anything is made for the copy (a refused request leaves nothing).
 	tmp := srcDS + "@" + detachedSnapshotPrefix + zname

@@ -61,6 +61,21 @@ func (e *Engine) parseSource(cs *csi.VolumeContentSource) (*source, error) {
 // (detachedVolumesFromSnapshots / detachedVolumesFromVolumes).
 func (e *Engine) makeFromSource(ctx context.Context, ds, name string, req *csi.CreateVolumeRequest, src *source) error {
 	newID := ds[strings.LastIndexByte(ds, '/')+1:]
+	param := "detachedVolumesFromSnapshots"
+	if src.kind == "volume" {
+		param = "detachedVolumesFromVolumes"
+	}
+	detached, _ := strconv.ParseBool(req.GetParameters()[param])
+	if detached {
+		// Before the temporary snapshot, so a refusal leaves nothing.
+		of := src.of
+		if !src.temporary {
+			of = src.snap
+		}
+		if err := e.RefuseDecryptingCopy(ctx, of); err != nil {
+			return err
+		}
+	}
 	if src.temporary {
 		src.snap = src.of + "@" + cloneSnapshotPrefix + newID
 		if err := e.zfs.Snapshot(ctx, src.snap); err != nil && !zfs.IsExists(err) {
@@ -70,12 +85,6 @@ func (e *Engine) makeFromSource(ctx context.Context, ds, name string, req *csi.C
 			return e.zfsErr(err, "snapshotting "+src.of)
 		}
 	}
-	param := "detachedVolumesFromSnapshots"
-	if src.kind == "volume" {
-		param = "detachedVolumesFromVolumes"
-	}
-	detached, _ := strconv.ParseBool(req.GetParameters()[param])
-
 	props := append(e.baseProps(name, req.GetParameters(), true),
 		zfs.Prop{Name: propSourceType, Value: src.kind}, zfs.Prop{Name: propSourceID, Value: src.id})
 	if !detached {
