@@ -15,9 +15,13 @@
 # scratch git repository whose one commit carries the release tag, so that
 # Go's VCS stamping writes that tag as the main module's version.
 #
-# usage: scripts/ensure-health-monitor.sh [--print-dir]
+# usage: scripts/ensure-health-monitor.sh [--print-dir | --sidecars-dir]
 #   builds what is missing and prints the directory (bin/ inside) on stdout's last line
 #   --print-dir: prints it without building; exit 3 if it is not built yet
+#   --sidecars-dir: builds it, then prints a sidecars directory for
+#     scripts/images.sh (SIDECARS_DIR / --sidecars-dir): bin/ with links to
+#     every binary of `scripts/ensure-kube.sh --sidecars-dir` and to the monitor
+#       SIDECARS_DIR=$(HEALTH_MONITOR_SRC=... scripts/ensure-health-monitor.sh --sidecars-dir) make e2e
 # env:
 #   HEALTH_MONITOR_SRC      the source: a git directory (bare or not: its
 #                           HEALTH_MONITOR_REF is built) or a plain directory
@@ -50,8 +54,10 @@ LDFLAGS="-s -w"
 RECIPE=1
 
 PRINT_ONLY=0
+SIDECARS=0
 case "${1:-}" in
 --print-dir) PRINT_ONLY=1 ;;
+--sidecars-dir) SIDECARS=1 ;;
 "") ;;
 -h | --help)
 	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -117,7 +123,29 @@ KEY=$(printf 'recipe=%s\ncontent=%s\nversion=%s\ngo=%s %s/%s\nldflags=%s\n' "$RE
 	"$GOVERSION" "$("$GO" env GOOS)" "$("$GO" env GOARCH)" "$LDFLAGS" | sha256sum | cut -c1-20)
 DEST="$CACHE/health-monitor/$KEY"
 
+# sidecars_dir: the monitor beside the sidecars scripts/ensure-kube.sh
+# built (links, remade on every call: either set may change), in a
+# directory named after both sets.
+sidecars_dir() {
+	local rc=0 kube
+	kube=$("$(dirname "$0")/ensure-kube.sh" --sidecars-dir | tail -1) || rc=$?
+	[ $rc = 0 ] || die "scripts/ensure-kube.sh --sidecars-dir exited $rc: build the other sidecars first (scripts/ensure-kube.sh)"
+	local out tmp b
+	out="$DEST/with-$(basename "$kube")"
+	tmp=$(mktemp -d "$out.tmp.XXXXXX")
+	mkdir -p "$tmp/bin"
+	for b in "$kube"/bin/*; do
+		[ "$(basename "$b")" = "$NAME" ] || ln -s "$b" "$tmp/bin/"
+	done
+	ln -s "$DEST/bin/$NAME" "$tmp/bin/$NAME"
+	if [ -d "$kube/crd" ]; then ln -s "$kube/crd" "$tmp/crd"; fi
+	rm -rf "$out"
+	mv "$tmp" "$out"
+	echo "$out"
+}
+
 if [ -x "$DEST/bin/$NAME" ]; then
+	[ "$SIDECARS" = 1 ] && { sidecars_dir; exit 0; }
 	echo "$DEST"
 	exit 0
 fi
@@ -131,6 +159,7 @@ mkdir -p "$CACHE/health-monitor"
 exec 9>"$DEST.lock"
 flock 9
 if [ -x "$DEST/bin/$NAME" ]; then
+	[ "$SIDECARS" = 1 ] && { sidecars_dir; exit 0; }
 	echo "$DEST"
 	exit 0
 fi
@@ -140,7 +169,7 @@ if is_git_dir "$SRC"; then
 else
 	tar -C "$SRC" --exclude=./.git -cf - . | tar -x -C "$TREE" || die "copying $SRC failed"
 fi
-[ -f "$TREE/go.mod" ] && grep -q "^module $MODULE\$" "$TREE/go.mod" || die "$FROM is not $MODULE (its go.mod names another module)"
+grep -qs "^module $MODULE\$" "$TREE/go.mod" || die "$FROM is not $MODULE (its go.mod names another module)"
 [ -f "$TREE/vendor/modules.txt" ] || die "$FROM has no vendor/ directory: this build is offline (-mod=vendor)"
 [ -d "$TREE/cmd/$NAME" ] || die "$FROM has no cmd/$NAME"
 
@@ -174,4 +203,5 @@ rm -f "$TMP/build.log"
 mv "$TMP" "$DEST"
 rm -f "$DEST.lock"
 say "built $NAME $VERSION in $((SECONDS - start))s into $DEST"
+[ "$SIDECARS" = 1 ] && { sidecars_dir; exit 0; }
 echo "$DEST"
