@@ -273,6 +273,6 @@ func healthEvent(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("event %s/%s from %s after %s: %s\n", ev.Type, ev.Reason, ev.Source.Component, time.Since(removed).Round(time.Second), ev.Message)
 	Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
-	Expect(ev.Message).To(ContainSubstring("share"), "the event names the share")
+	Expect(ev.Message).To(And(ContainSubstring("ShareMissing"), ContainSubstring(ds)), "the event names the missing share and the dataset")
 	Expect(ev.Source.Component).To(ContainSubstring("csi-pv-monitor-controller"), "the event is the monitor's")
 }
