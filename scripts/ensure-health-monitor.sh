@@ -140,6 +140,7 @@ sidecars_dir() {
 	ln -s "$DEST/bin/$NAME" "$tmp/bin/$NAME"
 	if [ -d "$kube/crd" ]; then ln -s "$kube/crd" "$tmp/crd"; fi
 	rm -rf "$out"
+	chmod 0755 "$tmp"
 	mv "$tmp" "$out"
 	echo "$out"
 }
@@ -200,6 +201,7 @@ got=$("$GO" version -m "$TMP/bin/$NAME" | awk '$1 == "mod" {print $3}')
 	echo "flags: -mod=vendor -buildvcs=true -trimpath -ldflags=\"$LDFLAGS\""
 } >"$TMP/BUILDINFO"
 rm -f "$TMP/build.log"
+chmod 0755 "$TMP"
 mv "$TMP" "$DEST"
 rm -f "$DEST.lock"
 say "built $NAME $VERSION in $((SECONDS - start))s into $DEST"
