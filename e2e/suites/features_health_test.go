@@ -146,7 +146,10 @@ func waitMonitorRunning(ctx context.Context, dep string) {
 					continue
 				}
 				seen++
-				if t := cs.LastTerminationState.Terminated; t != nil || cs.State.Terminated != nil {
+				// Stopped for good: terminated now, or waiting to be
+				// restarted after it exited (a restart that then runs
+				// is only a slow start).
+				if cs.State.Terminated != nil || (cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil) {
 					stopped = p.Name
 					return true, "", nil
 				}
