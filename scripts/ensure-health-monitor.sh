@@ -6,7 +6,7 @@
 #
 # Why not `go install` like the other sidecars (scripts/ensure-kube.sh): the
 # Go module proxy answers 403 for github.com/kubernetes-csi/external-health-monitor
-# (every version, and @latest), so the only way to a real binary is a source
+# (@latest and @v0.18.0 when checked), so the only way to a real binary is a source
 # checkout that someone provides. Upstream vendors its dependencies, so the
 # build runs offline (-mod=vendor, GOPROXY=off, GOFLAGS cleared).
 #
