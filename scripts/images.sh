@@ -223,6 +223,7 @@ chmod 1777 "$b/rootfs/tmp"
 build busybox "switchyard-lab/busybox:1" "$IMAGES/busybox/Dockerfile" "$b/"
 
 # --- kubernetes-csi sidecars ----------------------------------------------------
+if [ -z "$SIDECARS_DIR" ] && [ -n "${HEALTH_MONITOR_SRC:-}" ]; then SIDECARS_DIR=$("$ROOT/scripts/ensure-health-monitor.sh" --sidecars-dir | tail -1) || die "scripts/ensure-health-monitor.sh --sidecars-dir failed (HEALTH_MONITOR_SRC=$HEALTH_MONITOR_SRC)"; fi
 if [ -z "$SIDECARS_DIR" ] && [ -x "$ROOT/scripts/ensure-kube.sh" ]; then
 	# It prints the directory and exits 3 while the sidecars are not built yet.
 	rc=0

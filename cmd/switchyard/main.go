@@ -29,6 +29,7 @@ import (
 	_ "github.com/switchyard-csi/switchyard/driver/allbackends" // every backend
 	"github.com/switchyard-csi/switchyard/driver/assembly"
 	"github.com/switchyard-csi/switchyard/driver/config"
+	"github.com/switchyard-csi/switchyard/driver/proxy"
 )
 
 // version is stamped at build time (-ldflags -X main.version=...).
@@ -71,6 +72,10 @@ func serve(args []string, stderr io.Writer) int {
 		stopWait = fs.Duration("shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight calls")
 		showVer  = fs.Bool("version", false, "print the version and exit")
 		metAddr  = fs.String("metrics-address", "", "serve Prometheus metrics at http://<address>/metrics, e.g. :9808 or 127.0.0.1:9808 (default off)")
+		// external-health-monitor v0.18.0, its newest release, speaks only
+		// CSI 1.12's VOLUME_CONDITION; see driver/proxy/health_legacy.go. Off
+		// by default: it costs one health check per volume a listing returns.
+		legacyVC = fs.Bool("legacy-volume-condition", false, "also answer in CSI 1.12's VOLUME_CONDITION form, for external-health-monitor v0.18.0 (the chart sets it with the health monitor)")
 		csiModes modes
 	)
 	fs.Var(&csiModes, "csi-mode", "controller and/or node (repeatable or comma-separated; default both)")
@@ -131,6 +136,9 @@ func serve(args []string, stderr io.Writer) int {
 	defer stopMetrics()
 	stopEvents := watchConnections(p, *csiName, log, metricsObs)
 	defer stopEvents()
+	if *legacyVC {
+		outer = append(outer, proxy.LegacyVolumeCondition(p.Controller))
+	}
 	srv := p.NewServer(log, outer...)
 	l, err := listen(endpoint)
 	if err != nil {
