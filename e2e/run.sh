@@ -19,6 +19,17 @@
 #   LAB_REQUIRE   with "cluster" (or "all"), a spec that cannot run fails
 set -euo pipefail
 
+# Daemons this run starts that outlive it (dockerd, through scripts/images.sh
+# and scripts/ensure-docker.sh) must not inherit the descriptors this script
+# was given. Run as `flock /work/notes/lab.lock make e2e`, fd 3 is the lab
+# lock: a dockerd started here kept it after the run ended, and every later
+# flock waited on an idle lab (2026-11-26). flock(1) itself holds the lock
+# for the run; only the inherited copies are closed (255 is bash's own).
+for fd in /proc/$$/fd/*; do
+	case ${fd##*/} in 0 | 1 | 2 | 255) continue ;; esac
+	eval "exec ${fd##*/}>&-" 2>/dev/null || true
+done
+
 say() { echo "e2e: $*" >&2; }
 die() {
 	say "$*"
