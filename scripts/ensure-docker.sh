@@ -69,8 +69,16 @@ fi
 
 say "starting dockerd (log: $LOG)"
 # setsid: the daemon must outlive this script and the make that ran it.
-setsid dockerd --bridge=none --iptables=false --ip-masq=false \
-	--host "unix://$SOCK" --pidfile "$PIDFILE" >>"$LOG" 2>&1 </dev/null &
+# Only stdin, stdout and stderr go with it: a descriptor it inherited (the
+# lab lock of a `flock lab.lock make ...`) would stay held as long as it runs.
+(
+	for p in "/proc/$BASHPID/fd/"*; do
+		fd=${p##*/}
+		[ "$fd" -gt 2 ] && eval "exec $fd>&-"
+	done
+	exec setsid dockerd --bridge=none --iptables=false --ip-masq=false \
+		--host "unix://$SOCK" --pidfile "$PIDFILE" >>"$LOG" 2>&1 </dev/null
+) &
 wait_answer || fail "dockerd started but does not answer on $SOCK after 30 s (see $LOG)"
 say "dockerd answers (pid $(cat "$PIDFILE" 2>/dev/null))"
 exit 0
