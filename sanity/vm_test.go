@@ -73,6 +73,9 @@ func TestSanityInVM(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(share, "sanity-report.txt")); err == nil {
 		t.Logf("csi-sanity in the VM:\n%s", data)
+		if times, err := os.ReadFile(filepath.Join(share, "sanity-report.txt.times")); err == nil {
+			t.Logf("seconds per configuration in the VM:\n%s", times)
+		}
 		if out := os.Getenv("SANITY_VM_REPORT"); out != "" {
 			_ = os.WriteFile(out, data, 0o644)
 			if skips, err := os.ReadFile(filepath.Join(share, "sanity-report.txt.skips")); err == nil {
