@@ -34,9 +34,9 @@ const noNodeSynology = "node specs need an iSCSI initiator, an NFS or a CIFS cli
 // are /volume<n>/<share>), base IQN and SMB share prefix.
 //
 // In the VM tier (vmTargetNames) since 2026-11-26: synology-iscsi/proxy.
-// Its run there (SANITY_VM_FOCUS=synology) passed csi-sanity's 85 specs of
-// synology-iscsi/proxy+block, node specs included, in about 70 s; the
-// filesystem variant had not been reached when the run was stopped.
+// In the VM, node specs included: synology-iscsi/proxy 90 passed, 0
+// failed, 13 skipped (each explained) in 65.8 s; its +block variant 85
+// passed in about 70 s.
 //
 // Not yet: synology-nfs/proxy. In the same run its controller specs passed
 // but every node spec's NFS mount of a simulated share
