@@ -33,13 +33,22 @@ const noNodeSynology = "node specs need an iSCSI initiator, an NFS or a CIFS cli
 // collide in the kernel: each has its own volume (/volume<n>: NFS exports
 // are /volume<n>/<share>), base IQN and SMB share prefix.
 //
-// The targets are not in vmTargetNames yet: the one VM run so far hung in
-// a node's NFS mount. Node mounts now end at the call's deadline (or the
-// node's 2-minute command timeout; driver/node/share.go), so a mount that
-// does not answer fails its spec instead of stalling the tier, but the
-// targets have not run in the VM since. To try them there, append
-// "synology-iscsi/proxy", "synology-nfs/proxy", "synology-smb/proxy" to
-// vmTargetNames in init below and run, under the lab lock,
+// In the VM tier (vmTargetNames) since 2026-11-26: synology-iscsi/proxy.
+// In the VM, node specs included: synology-iscsi/proxy 90 passed, 0
+// failed, 13 skipped (each explained) in 65.8 s; its +block variant 85
+// passed in about 70 s.
+//
+// Not yet: synology-nfs/proxy. In the same run its controller specs passed
+// but every node spec's NFS mount of a simulated share
+// (127.0.0.1:/volume4/<share>, a bind mount of the DSM's share directory
+// exported by simulators/kernel) got no answer within the node's 2-minute
+// command timeout, 6 of 6 before the run was stopped, while nfs-client's
+// mount of a plain export in the same VM (TestShareClientsOnKernel) worked.
+// The cause is not known yet; vm_diag_test.go prints the NFS server's
+// state and a verbose mount when such a spec fails in the VM.
+// synology-smb/proxy was not reached. To try them:
+// append "synology-nfs/proxy", "synology-smb/proxy" to vmTargetNames and
+// run, under the lab lock,
 // SANITY_VM_RUN='^TestSanity$' SANITY_VM_FOCUS=synology go test ./sanity -run '^TestSanityInVM$'.
 func init() {
 	targets = append(targets, synologyTargets()...)

@@ -99,7 +99,7 @@ func (n *nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[st
 	if nqn := base + ":" + name; len(nqn) > maxNQN {
 		return nil, nil, status.Errorf(codes.FailedPrecondition, "NQN %s is %d bytes; the limit is %d: shorten nvmeof.namePrefix/nameSuffix/nameTemplate or the TrueNAS basenqn", nqn, len(nqn), maxNQN)
 	}
-	sub, err := n.subsystem(ctx, name)
+	sub, fresh, err := n.subsystem(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,7 +107,7 @@ func (n *nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := n.link(ctx, sub.ID); err != nil {
+	if err := n.link(ctx, sub.ID, fresh); err != nil {
 		return nil, nil, err
 	}
 	nqn := sub.Subnqn
@@ -119,25 +119,27 @@ func (n *nvmeofShare) Create(ctx context.Context, r engine.ShareRequest) (map[st
 	return vc, []zfs.Prop{idProp(propNVMeSubsysID, sub.ID), idProp(propNVMeNamespace, ns.ID), {Name: propNVMeAssets, Value: name}}, nil
 }
 
-func (n *nvmeofShare) subsystem(ctx context.Context, name string) (subsys, error) {
+// subsystem makes the volume's subsystem or finds the one an earlier call
+// made; fresh says this call made it, so it has no port links yet.
+func (n *nvmeofShare) subsystem(ctx context.Context, name string) (sub subsys, fresh bool, err error) {
 	var made subsys
-	err := n.t.call(ctx, &made, "nvmet.subsys.create", withFields(n.s.nvmeSubsysFields, map[string]any{"name": name, "allow_any_host": n.s.nvmeAllowAnyHost}))
+	err = n.t.call(ctx, &made, "nvmet.subsys.create", withFields(n.s.nvmeSubsysFields, map[string]any{"name": name, "allow_any_host": n.s.nvmeAllowAnyHost}))
 	if err == nil {
-		return made, nil
+		return made, true, nil
 	}
 	if !api.IsValidation(err) && !api.IsExists(err) {
-		return made, n.t.statusErr(err, "creating NVMe-oF subsystem "+name)
+		return made, false, n.t.statusErr(err, "creating NVMe-oF subsystem "+name)
 	}
 	var list []subsys
 	if qerr := n.t.call(ctx, &list, "nvmet.subsys.query", []any{[]any{"name", "=", name}}, map[string]any{}); qerr != nil {
 		// The lookup's error, not the create's "already exists": that one
 		// is INVALID_ARGUMENT, which ends the CO's retries and leaks the
 		// subsystem an earlier call made.
-		return made, n.t.statusErr(qerr, "looking up NVMe-oF subsystem "+name)
+		return made, false, n.t.statusErr(qerr, "looking up NVMe-oF subsystem "+name)
 	} else if len(list) == 0 {
-		return made, n.t.statusErr(err, "creating NVMe-oF subsystem "+name)
+		return made, false, n.t.statusErr(err, "creating NVMe-oF subsystem "+name)
 	}
-	return list[0], nil
+	return list[0], false, nil
 }
 
 func (n *nvmeofShare) namespace(ctx context.Context, subsysID int, device string) (namespace, error) {
@@ -162,8 +164,12 @@ func (n *nvmeofShare) namespace(ctx context.Context, subsysID int, device string
 }
 
 // link attaches the subsystem to the configured ports (default: every
-// TCP port); an existing link is fine.
-func (n *nvmeofShare) link(ctx context.Context, subsysID int) error {
+// TCP port); an existing link is fine. A fresh subsystem (made by this
+// call) has no links, so they are not listed: nvmet.port_subsys.query
+// returns every link of the system, one per volume and port, which made
+// each CreateVolume read the whole table (an O(volumes) reply, and one of
+// 5 API calls a create made).
+func (n *nvmeofShare) link(ctx context.Context, subsysID int, fresh bool) error {
 	ports := n.s.nvmePorts
 	if len(ports) == 0 {
 		var list []struct {
@@ -192,7 +198,9 @@ func (n *nvmeofShare) link(ctx context.Context, subsysID int) error {
 			ID int `json:"id"`
 		} `json:"subsys"`
 	}
-	if err := n.t.call(ctx, &links, "nvmet.port_subsys.query", []any{}, map[string]any{}); err != nil {
+	if fresh {
+		links = nil
+	} else if err := n.t.call(ctx, &links, "nvmet.port_subsys.query", []any{}, map[string]any{}); err != nil {
 		return n.t.statusErr(err, "listing nvmet port links")
 	}
 	have := map[int]bool{}
