@@ -35,9 +35,10 @@ import (
 func TestShareClientsOnKernel(t *testing.T) {
 	if !kernelMode() {
 		// Not a tier of its own: TestSanityInVM (tier vm) runs it inside
-		// the VM when asked (make test-clients-vm), so on the host it is
-		// never something LAB_REQUIRE=vm should demand.
-		t.Skip("runs inside the storage VM: SANITY_VM_RUN='^TestShareClientsOnKernel$' go test ./sanity -run '^TestSanityInVM$' (make test-clients-vm)")
+		// the VM (in its default set, and alone with make
+		// test-clients-vm), so on the host it is never something
+		// LAB_REQUIRE=vm should demand.
+		t.Skip("runs inside the storage VM, as part of TestSanityInVM; alone: SANITY_VM_RUN='^TestShareClientsOnKernel$' go test ./sanity -run '^TestSanityInVM$' (make test-clients-vm)")
 	}
 	r, reason := vmKernel()
 	testtier.Need(t, testtier.VM, r != nil, "in the VM but the kernel targets are unusable: "+reason)
