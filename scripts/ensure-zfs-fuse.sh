@@ -86,7 +86,14 @@ fi
 say "starting $DAEMON"
 # It takes its lock in /var/lock/zfs and gives up, silently, without it.
 mkdir -p "$(readlink -f /var/lock)"
+# Only stdin, stdout and stderr go with it: a descriptor it inherited (the
+# lab lock of a `flock lab.lock make ...`) would stay held as long as the
+# daemon runs.
 (
+	for p in "/proc/$BASHPID/fd/"*; do
+		fd=${p##*/}
+		[ "$fd" -gt 2 ] && eval "exec $fd>&-"
+	done
 	ulimit -v unlimited 2>/dev/null
 	ulimit -l unlimited 2>/dev/null
 	ulimit -s unlimited 2>/dev/null

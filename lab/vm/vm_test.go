@@ -261,7 +261,9 @@ func TestRunKilled(t *testing.T) {
 func TestRunPowerOffBeforeTheEnd(t *testing.T) {
 	img := needVM(t)
 	share := t.TempDir()
-	os.WriteFile(filepath.Join(share, "run.sh"), []byte("#!/bin/sh\necho going down\necho o >/proc/sysrq-trigger\nsleep 60\n"), 0o755)
+	// The second's pause lets the console drain: a power off at once may
+	// drop the line still in the tty's buffer (seen in CI at load).
+	os.WriteFile(filepath.Join(share, "run.sh"), []byte("#!/bin/sh\necho going down\nsleep 1\necho o >/proc/sysrq-trigger\nsleep 60\n"), 0o755)
 	res, err := img.Run(context.Background(), RunOptions{Share: share, Timeout: 3 * time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "run.sh did not finish") {
 		t.Fatalf("err = %v, want run.sh did not finish", err)
