@@ -31,7 +31,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/switchyard-csi/switchyard/e2e/backends"
 	"github.com/switchyard-csi/switchyard/e2e/framework"
 )
 
@@ -200,16 +199,8 @@ func ptrTo[T any](v T) *T { return &v }
 // administrator would by hand: the driver is not told.
 func unshareNFS(ctx context.Context, ds string) {
 	GinkgoHelper()
-	z := env.Lab.ZFS
-	addr := z.CheckSSH
-	if addr == "" {
-		addr = z.SSH
-	}
-	out, err := backends.SSHRun(ctx, addr, z.User, z.Password, "zfs set sharenfs=off "+ds)
-	Expect(err).NotTo(HaveOccurred(), out)
-	out, err = backends.SSHRun(ctx, addr, z.User, z.Password, "zfs get -H -o value sharenfs "+ds)
-	Expect(err).NotTo(HaveOccurred(), out)
-	Expect(strings.TrimSpace(out)).To(Equal("off"), "the share of "+ds+" is gone on the storage host")
+	zfsRun(ctx, "zfs set sharenfs=off "+ds)
+	Expect(zfsRun(ctx, "zfs get -H -o value sharenfs "+ds)).To(Equal("off"), "the share of "+ds+" is gone on the storage host")
 }
 
 func healthEvent(ctx context.Context) {

@@ -176,12 +176,5 @@ func restartZonesController(ctx context.Context) {
 // zfsSnapshots lists a dataset's snapshots on the storage host itself.
 func zfsSnapshots(ctx context.Context, ds string) []string {
 	GinkgoHelper()
-	z := env.Lab.ZFS
-	addr := z.CheckSSH
-	if addr == "" {
-		addr = z.SSH
-	}
-	out, err := backends.SSHRun(ctx, addr, z.User, z.Password, "zfs list -H -t snapshot -o name -r "+ds)
-	Expect(err).NotTo(HaveOccurred(), out)
-	return strings.Fields(out)
+	return strings.Fields(zfsRun(ctx, "zfs list -H -t snapshot -o name -r "+ds))
 }

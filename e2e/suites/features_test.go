@@ -300,14 +300,5 @@ func expectZFSProp(ctx context.Context, ds, prop, want string) {
 }
 
 func zfsGetProp(ctx context.Context, ds, prop string) (string, error) {
-	z := env.Lab.ZFS
-	addr := z.CheckSSH
-	if addr == "" {
-		addr = z.SSH
-	}
-	out, err := backends.SSHRun(ctx, addr, z.User, z.Password, "zfs get -H -o value "+prop+" "+ds)
-	if err != nil {
-		return "", fmt.Errorf("zfs get %s %s: %v: %s", prop, ds, err, out)
-	}
-	return strings.TrimSpace(out), nil
+	return storageHostRun(ctx, "zfs get -H -o value "+prop+" "+ds)
 }

@@ -101,12 +101,23 @@ var _ = Describe("migrating a PVC between connections with a VolumeSnapshot and 
 // zfsRun runs a command on the lab's ZFS host and returns its trimmed output.
 func zfsRun(ctx context.Context, cmd string) string {
 	GinkgoHelper()
+	out, err := storageHostRun(ctx, cmd)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// storageHostRun runs a command over SSH on the lab's ZFS host itself (its
+// check address when it has one), behind the driver's back, and returns its
+// trimmed output.
+func storageHostRun(ctx context.Context, cmd string) (string, error) {
 	z := env.Lab.ZFS
 	addr := z.CheckSSH
 	if addr == "" {
 		addr = z.SSH
 	}
 	out, err := backends.SSHRun(ctx, addr, z.User, z.Password, cmd)
-	Expect(err).NotTo(HaveOccurred(), "%s on %s: %s", cmd, addr, out)
-	return strings.TrimSpace(out)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %v: %s", cmd, addr, err, out)
+	}
+	return strings.TrimSpace(out), nil
 }
