@@ -20,8 +20,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchyard-csi/switchyard/driver/backend"
-	"github.com/switchyard-csi/switchyard/driver/config"
 	"github.com/switchyard-csi/switchyard/driver/zfs/engine"
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
@@ -69,31 +67,7 @@ func newEncSim(t *testing.T, driver string) *encSim {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	tree, err := config.Parse([]byte(h.DriverConfig(driver, "enc", "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := config.NewReader(tree)
-	cli := engine.ReadCLI(r, true)
-	if p := r.Problems(); len(p) > 0 {
-		t.Fatalf("config problems: %v", p)
-	}
-	opts := backend.Options{File: "test.yaml", Config: tree, Logger: logger}
-	cliHost, err := engine.NewCLIHost(opts, driver, cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := driver == "zfs-generic-iscsi"
-	fsTypes := engine.NFSFSTypes
-	if block {
-		fsTypes = engine.BlockFSTypes
-	}
-	e, err := engine.New(engine.Options{Options: opts, Driver: driver, Block: block, FSTypes: fsTypes, Platform: &simPlatform{cliHost}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	s := &simEngine{Engine: e, host: h, parent: h.Pool + "/k8s/enc", detach: h.Pool + "/k8s/enc-snapshots", block: block}
+	s := newSimEngineLogging(t, h, driver, "enc", nil, logger)
 	return &encSim{simEngine: s, logs: logs, state: state}
 }
 

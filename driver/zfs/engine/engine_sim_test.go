@@ -75,6 +75,12 @@ func startHost(t *testing.T) *zfshost.Host {
 // tank/k8s/<name>; edit, when set, rewrites the YAML config first.
 func newSimEngine(t *testing.T, h *zfshost.Host, driver, name string, edit func(string) string) *simEngine {
 	t.Helper()
+	return newSimEngineLogging(t, h, driver, name, edit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// newSimEngineLogging is newSimEngine with the engine logging to logger.
+func newSimEngineLogging(t *testing.T, h *zfshost.Host, driver, name string, edit func(string) string, logger *slog.Logger) *simEngine {
+	t.Helper()
 	yaml := h.DriverConfig(driver, name, "")
 	if edit != nil {
 		yaml = edit(yaml)
@@ -88,7 +94,7 @@ func newSimEngine(t *testing.T, h *zfshost.Host, driver, name string, edit func(
 	if p := r.Problems(); len(p) > 0 {
 		t.Fatalf("config problems: %v", p)
 	}
-	opts := backend.Options{File: "test.yaml", Config: tree, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	opts := backend.Options{File: "test.yaml", Config: tree, Logger: logger}
 	cliHost, err := engine.NewCLIHost(opts, driver, cli)
 	if err != nil {
 		t.Fatal(err)
