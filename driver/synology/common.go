@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -77,13 +78,16 @@ func templates(base dsm.Params, name string, params, secrets map[string]string) 
 	return out, nil
 }
 
-var placeholder = regexp.MustCompile(`\{\{\s*(name|parameters\.\[([^\]]+)\]|parameters\.([A-Za-z0-9_./-]+))\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*(name|parameters\.\[([^\]]+)\]|parameters\.([A-Za-z0-9_./-]+))\s*\}\}`)
+}) // compiled on first use
 
 // render fills a lunTemplate description's handlebars placeholders
 // ({{ name }}, {{ parameters.[csi.storage.k8s.io/pvc/name] }}).
 func render(desc, name string, params map[string]string) string {
-	return placeholder.ReplaceAllStringFunc(desc, func(m string) string {
-		g := placeholder.FindStringSubmatch(m)
+	re := placeholder()
+	return re.ReplaceAllStringFunc(desc, func(m string) string {
+		g := re.FindStringSubmatch(m)
 		switch {
 		case g[1] == "name":
 			return name
@@ -131,4 +135,10 @@ func sortSnapshots(v []*csi.ListSnapshotsResponse_Entry) {
 }
 
 // snapNameRE is democratic-csi's rule for snapshot names.
-var snapNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-:.+]+$`)
+// Compiled on first use (package init stays cheap); MatchString keeps
+// its callers unchanged.
+var snapNameRE = lazyRegexp(sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_\-:.+]+$`) }))
+
+type lazyRegexp func() *regexp.Regexp
+
+func (l lazyRegexp) MatchString(s string) bool { return l().MatchString(s) }
