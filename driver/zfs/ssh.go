@@ -12,7 +12,9 @@ import (
 // SSH is an Executor that runs commands on one host over one SSH
 // connection, with up to MaxSessions commands in flight at once (each in
 // its own session, as OpenSSH multiplexes them). The connection is made
-// on first use, kept alive, and replaced when it dies.
+// on first use, kept alive, and replaced when it dies. Commands without a
+// pty or stdin go to long-lived shell sessions, one per session slot
+// (ssh_shell.go), unless SSHConfig.NoShellSession.
 type SSH struct {
 	st         *sshSettings
 	log        *slog.Logger
@@ -27,9 +29,14 @@ type SSH struct {
 	life       context.Context
 	cancelLife context.CancelFunc
 
-	dials    atomic.Int64
-	sessions atomic.Int64
-	refused  atomic.Int64
+	// shells are the connection's idle shell sessions (ssh_shell.go).
+	shells shellPool
+
+	dials        atomic.Int64
+	sessions     atomic.Int64
+	refused      atomic.Int64
+	shellsOpened atomic.Int64
+	programs     atomic.Int64
 }
 
 var _ Executor = (*SSH)(nil)
@@ -38,11 +45,16 @@ var _ Executor = (*SSH)(nil)
 type SSHStats struct {
 	Dials      int // connections established
 	Reconnects int // connections established to replace an earlier one
-	Sessions   int // sessions opened (one per command that reached the host)
-	Refused    int // session opens the server refused (its MaxSessions is lower)
-	InUse      int // session slots held now
-	MaxInUse   int // most session slots ever held at once
-	Limit      int // effective session limit: MaxSessions, or lower once the server refused
+	Sessions   int // channels opened: one per exec, one per shell session
+	// ShellSessions are the shell sessions opened (counted in Sessions
+	// too), Programs the commands sent to them, IdleShells those idle now.
+	ShellSessions int
+	Programs      int
+	IdleShells    int
+	Refused       int // session opens the server refused (its MaxSessions is lower)
+	InUse         int // session slots held now
+	MaxInUse      int // most session slots ever held at once
+	Limit         int // effective session limit: MaxSessions, or lower once the server refused
 }
 
 // NewSSH validates cfg and returns an executor; it does not connect until
@@ -79,6 +91,7 @@ func (s *SSH) Close() error {
 	c := s.conn
 	s.conn = nil
 	s.mu.Unlock()
+	s.shells.closeAll()
 	if c != nil {
 		c.kill()
 	}
@@ -90,12 +103,15 @@ func (s *SSH) Stats() SSHStats {
 	limit, inUse, maxInUse := s.limit.snapshot()
 	dials := int(s.dials.Load())
 	return SSHStats{
-		Dials:      dials,
-		Reconnects: max(dials-1, 0),
-		Sessions:   int(s.sessions.Load()),
-		Refused:    int(s.refused.Load()),
-		InUse:      inUse,
-		MaxInUse:   maxInUse,
-		Limit:      limit,
+		Dials:         dials,
+		Reconnects:    max(dials-1, 0),
+		Sessions:      int(s.sessions.Load()),
+		ShellSessions: int(s.shellsOpened.Load()),
+		Programs:      int(s.programs.Load()),
+		IdleShells:    s.shells.size(),
+		Refused:       int(s.refused.Load()),
+		InUse:         inUse,
+		MaxInUse:      maxInUse,
+		Limit:         limit,
 	}
 }

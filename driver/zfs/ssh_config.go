@@ -43,6 +43,11 @@ type SSHConfig struct {
 	// KnownHosts is the absolute path of an OpenSSH known_hosts file the
 	// host's key must be listed in; a host it does not list is refused.
 	KnownHosts string
+	// NoShellSession sends every command as its own exec (two round trips)
+	// instead of to a long-lived `sh -s` per session slot (one round trip):
+	// sshConnection.shellSession: false. For hosts whose sh is not POSIX
+	// or that forbid long-lived sessions.
+	NoShellSession bool
 }
 
 const (

@@ -4,19 +4,37 @@ package zfs
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestSSHReconnectsAfterServerRestart(t *testing.T) {
+	for _, exec := range []bool{true, false} {
+		t.Run(fmt.Sprintf("exec=%v", exec), func(t *testing.T) { testSSHReconnectsAfterServerRestart(t, exec) })
+	}
+}
+
+func testSSHReconnectsAfterServerRestart(t *testing.T, exec bool) {
 	srv := newTestSSHServer(t, nil, 0)
-	s := newTestSSH(t, srv, nil, nil)
+	s := newTestSSH(t, srv, nil, func(c *SSHConfig) { c.NoShellSession = exec })
 	if _, err := s.Run(testContext(t), "true", RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	srv.Kill()
 	srv.Start(srv.Addr)
+	if !exec {
+		// A program written to an idle session in the instant between
+		// the server's close and the client reading it cannot be told
+		// from one lost mid-run (ErrConnectionLost; the CO retries):
+		// the restart is noticed first, as any idle time allows.
+		eventually(t, "the client to notice the closed connection", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.conn == nil || !s.conn.alive()
+		})
+	}
 	out, err := s.Run(testContext(t), "echo back", RunOptions{})
 	if err != nil || out.Stdout != "back\n" {
 		t.Fatalf("Run after restart = %+v, %v", out, err)
@@ -48,8 +66,8 @@ func TestSSHRetriesSessionOpenOnDeadConnection(t *testing.T) {
 	if stale.alive() {
 		t.Error("the dead connection is still considered alive")
 	}
-	if st := s.Stats(); st.Dials != 2 || st.Sessions != 2 {
-		t.Fatalf("Stats = %+v; want 2 dials, 2 sessions", st)
+	if st := s.Stats(); st.Dials != 2 || st.Sessions != 2 || st.Programs != 2 {
+		t.Fatalf("Stats = %+v; want 2 dials, 2 sessions, 2 programs", st)
 	}
 }
 
@@ -57,7 +75,9 @@ func TestSSHConnectionLost(t *testing.T) {
 	for _, line := range []string{"__drop__", "__noexit__"} {
 		t.Run(line, func(t *testing.T) {
 			srv := newTestSSHServer(t, nil, 0)
-			s := newTestSSH(t, srv, nil, nil)
+			// The canned commands are exec requests (shell sessions:
+			// ssh_shell_test.go).
+			s := newTestSSH(t, srv, nil, execOnly)
 			out, err := s.Run(testContext(t), line, RunOptions{})
 			if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), srv.User+"@"+srv.Addr) {
 				t.Fatalf("err = %v; want ErrConnectionLost naming the host", err)

@@ -69,6 +69,10 @@ func newTestSSH(t testing.TB, srv *testSSHServer, log *slog.Logger, edit func(*S
 	return s
 }
 
+// execOnly is newTestSSH's edit for tests of the exec path itself (one
+// channel per command): sshConnection.shellSession: false.
+func execOnly(c *SSHConfig) { c.NoShellSession = true }
+
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	t.Cleanup(cancel)

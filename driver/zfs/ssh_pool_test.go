@@ -50,29 +50,41 @@ func TestSSHSessionLimit(t *testing.T) {
 		{name: "server limit lower", serverMax: 2, clientMax: 10, wantRefused: true, wantLimitAtMost: 2},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := newTestSSHServer(t, nil, tt.serverMax)
-			s := newTestSSH(t, srv, nil, func(c *SSHConfig) { c.MaxSessions = tt.clientMax })
-			runConcurrently(t, s, 20, "sleep 0.05; echo ok", "ok\n")
+		for _, exec := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/exec=%v", tt.name, exec), func(t *testing.T) {
+				testSSHSessionLimit(t, tt.serverMax, tt.clientMax, tt.wantRefused, tt.wantLimitAtMost, exec)
+			})
+		}
+	}
+}
 
-			st := s.Stats()
-			maxActive, active, refused, _ := srv.stats()
-			if maxActive > tt.serverMax || st.MaxInUse > tt.clientMax || st.InUse != 0 || active != 0 {
-				t.Errorf("server max %d (limit %d), client %+v, server active %d", maxActive, tt.serverMax, st, active)
-			}
-			if maxActive < 2 {
-				t.Errorf("server saw at most %d sessions at once; want parallel sessions", maxActive)
-			}
-			if st.Dials != 1 || st.Sessions != 20 {
-				t.Errorf("Stats = %+v; want 1 dial shared by all, 20 sessions", st)
-			}
-			if (refused > 0) != tt.wantRefused || st.Refused != refused {
-				t.Errorf("server refused %d, client counted %d; want refusals: %v", refused, st.Refused, tt.wantRefused)
-			}
-			if st.Limit > tt.wantLimitAtMost {
-				t.Errorf("effective limit %d; want at most %d", st.Limit, tt.wantLimitAtMost)
-			}
-		})
+func testSSHSessionLimit(t *testing.T, serverMax, clientMax int, wantRefused bool, wantLimitAtMost int, exec bool) {
+	srv := newTestSSHServer(t, nil, serverMax)
+	s := newTestSSH(t, srv, nil, func(c *SSHConfig) { c.MaxSessions = clientMax; c.NoShellSession = exec })
+	runConcurrently(t, s, 20, "sleep 0.05; echo ok", "ok\n")
+
+	st := s.Stats()
+	maxActive, active, refused, _ := srv.stats()
+	// Idle shell sessions stay open for the next runs, within the limit.
+	if maxActive > serverMax || st.MaxInUse > clientMax || st.InUse != 0 || active != st.IdleShells || st.IdleShells > st.Limit {
+		t.Errorf("server max %d (limit %d), client %+v, server active %d", maxActive, serverMax, st, active)
+	}
+	if maxActive < 2 {
+		t.Errorf("server saw at most %d sessions at once; want parallel sessions", maxActive)
+	}
+	if exec && (st.Dials != 1 || st.Sessions != 20 || st.Programs != 0) {
+		t.Errorf("Stats = %+v; want 1 dial shared by all, 20 sessions", st)
+	}
+	// Sessions are reused: a few per slot at most (one closed when the
+	// limit drops below the sessions open is made again later).
+	if !exec && (st.Dials != 1 || st.Programs != 20 || st.Sessions != st.ShellSessions || st.ShellSessions > 2*serverMax) {
+		t.Errorf("Stats = %+v; want 1 dial shared by all, 20 programs on at most %d shell sessions", st, 2*serverMax)
+	}
+	if (refused > 0) != wantRefused || st.Refused != refused {
+		t.Errorf("server refused %d, client counted %d; want refusals: %v", refused, st.Refused, wantRefused)
+	}
+	if st.Limit > wantLimitAtMost {
+		t.Errorf("effective limit %d; want at most %d", st.Limit, wantLimitAtMost)
 	}
 }
 

@@ -37,16 +37,32 @@ func (s *SSH) Run(ctx context.Context, line string, opts RunOptions) (Output, er
 }
 
 func (s *SSH) run(ctx context.Context, line string, opts RunOptions) (Output, error) {
+	if s.useShell(line, opts) {
+		return s.runOnShell(ctx, line)
+	}
 	return s.withSession(ctx, opts, func(c *sshConn, sess *ssh.Session) (Output, error) {
 		return s.runSession(ctx, c, sess, line, opts)
 	})
 }
 
-// withSession takes a session slot, connects and opens a session (one
-// fresh connection if the cached one is dead, backing off while the server
-// refuses sessions), then hands the session to run, which sends the
-// command: nothing is retried once run is called.
+// withSession runs an exec on a channel of its own (see withChannel).
 func (s *SSH) withSession(ctx context.Context, opts RunOptions, run func(*sshConn, *ssh.Session) (Output, error)) (Output, error) {
+	var sess *ssh.Session
+	return s.withChannel(ctx, func(c *sshConn) error {
+		// Idle shell sessions hold channels too: close enough of them
+		// that this one stays within the limit.
+		s.shells.makeRoom(s.limit)
+		var err error
+		sess, err = s.openSession(c, opts)
+		return err
+	}, func(c *sshConn) (Output, error) { return run(c, sess) })
+}
+
+// withChannel takes a session slot, connects and opens a channel with open
+// (one fresh connection if the cached one is dead, backing off while the
+// server refuses sessions), then calls run, which sends the command:
+// nothing is retried once run is called.
+func (s *SSH) withChannel(ctx context.Context, open func(*sshConn) error, run func(*sshConn) (Output, error)) (Output, error) {
 	notRun := Output{Code: -1}
 	prefix := "ssh " + s.st.who
 	freshRetry := true
@@ -61,9 +77,9 @@ func (s *SSH) withSession(ctx context.Context, opts RunOptions, run func(*sshCon
 			s.limit.release()
 			return notRun, err
 		}
-		sess, err := s.openSession(c, opts)
+		err = open(c)
 		if err == nil {
-			out, err := run(c, sess)
+			out, err := run(c)
 			s.limit.release()
 			return out, err
 		}

@@ -35,7 +35,8 @@ type sharedConn struct {
 func sharedKey(cfg SSHConfig) [sha256.Size]byte {
 	h := sha256.New()
 	for _, f := range []string{cfg.Host, strconv.Itoa(cfg.Port), cfg.Username, cfg.Password, cfg.PrivateKey, cfg.Passphrase,
-		strconv.Itoa(cfg.MaxSessions), cfg.KeepAlive.String(), cfg.DialTimeout.String(), cfg.HostKeyFingerprint, cfg.KnownHosts} {
+		strconv.Itoa(cfg.MaxSessions), cfg.KeepAlive.String(), cfg.DialTimeout.String(), cfg.HostKeyFingerprint, cfg.KnownHosts,
+		strconv.FormatBool(cfg.NoShellSession)} {
 		// Length-prefixed, so no two configs give the same stream.
 		_, _ = fmt.Fprintf(h, "%d:%s", len(f), f)
 	}

@@ -30,6 +30,10 @@ type shell struct {
 	depth  int
 	bash   bool // bash's wording instead of dash's
 	exited bool
+	// framing: this shell reads programs from a shell session's channel
+	// (see shellSession in prog_shell.go); its own commands are the
+	// driver's framing, the programs' commands run in the "sh -c" below.
+	framing bool
 }
 
 func newShell(env *sessionEnv, root bool, name string, depth int) *shell {
@@ -182,6 +186,9 @@ func (sh *shell) runSimple(ctx context.Context, c *simpleCmd, std stdio) int {
 		return 0
 	}
 	srv := sh.env.srv
+	if sh.framing {
+		return sh.exec(ctx, argv, cio, c.line)
+	}
 	rec := srv.startRecord(sh.env, argv, sh.depth, sh.root)
 	victim := srv.faults.TakeDrop()
 	if victim {
@@ -199,9 +206,12 @@ func (sh *shell) runSimple(ctx context.Context, c *simpleCmd, std stdio) int {
 
 // exec runs one command: a shell builtin, else a program found via Paths.
 func (sh *shell) exec(ctx context.Context, argv []string, std stdio, line int) int {
-	p := &proc{ctx: ctx, env: sh.env, root: sh.root, std: std, depth: sh.depth}
+	p := &proc{ctx: ctx, env: sh.env, root: sh.root, std: std, depth: sh.depth, framing: sh.framing}
 	switch argv[0] {
 	case "echo", "test", "[", "true", ":", "false":
+		if sh.framing {
+			break
+		}
 		// Builtins are commands too for fault injection.
 		if st, failed := sh.env.srv.applyFaults(p, argv[0]); failed {
 			return st

@@ -157,7 +157,13 @@ func shCmd(p *proc, argv []string) int {
 		}
 		args = args[1:]
 	}
-	sh := newShell(p.env, p.root, name, p.depth+1)
+	depth := p.depth + 1
+	if p.framing {
+		// The program a shell session runs: its commands read as an
+		// exec's would (depth 0 under the session's framing shell).
+		depth = p.depth
+	}
+	sh := newShell(p.env, p.root, name, depth)
 	switch {
 	case hasC:
 		if len(args) == 0 {
@@ -182,6 +188,9 @@ func shCmd(p *proc, argv []string) int {
 		}
 		sh.name, sh.args = args[0], args[1:]
 		return sh.run(p.ctx, string(data), p.std)
+	}
+	if p.env.channel != nil && p.std.in == p.env.channel && !p.framing {
+		return shellSession(p, sh)
 	}
 	// The script comes from stdin, a line at a time, as sh reads a pipe.
 	in := bufio.NewReader(p.std.in)

@@ -17,6 +17,9 @@ type proc struct {
 	std   stdio
 	depth int    // shell nesting depth, for Records of nested shells
 	path  string // the program's resolved absolute path
+	// framing: run by a shell session's own shell (the driver's framing
+	// around a program), not by the program: no faults, no record.
+	framing bool
 }
 
 // userName is the effective user's name.
@@ -144,6 +147,9 @@ func (s *Server) resolve(name string) (prog, file string, ok bool) {
 // runProgram applies the faults for name, then runs it.
 func (s *Server) runProgram(p *proc, name string, argv []string) int {
 	s.syncDynamic()
+	if p.framing {
+		return s.afterProgram(p, name, argv, lookupProgram(name)(p, argv))
+	}
 	if st, failed := s.applyFaults(p, name); failed {
 		return st
 	}

@@ -15,6 +15,9 @@ type Record struct {
 	Line    string   // the session's command line (exec) or interactive line
 	Argv    []string // the command's arguments after quote removal and expansion
 	Depth   int      // 0: the session's own shell; 1: inside one "sh -c", ...
+	// Program is 0 for an exec's command line, n for the n-th program a
+	// shell session read (one round trip each, like an exec).
+	Program uint64
 	Exit    int      // exit status; -1 while running
 }
 
@@ -26,7 +29,7 @@ type recorder struct {
 }
 
 func (s *Server) startRecord(env *sessionEnv, argv []string, depth int, root bool) *Record {
-	r := &Record{Conn: env.connID, Session: env.id, User: env.user.name, Root: root, Line: env.line,
+	r := &Record{Conn: env.connID, Session: env.id, Program: env.program, User: env.user.name, Root: root, Line: env.line,
 		Argv: slices.Clone(argv), Depth: depth, Exit: -1}
 	s.rec.mu.Lock()
 	s.rec.recs = append(s.rec.recs, r)

@@ -22,6 +22,12 @@ type sessionEnv struct {
 	pty    bool
 	cols   atomic.Int64 // terminal width (window-change can update it)
 	line   string       // the command line being run, for Records
+	// program numbers the programs a shell session's sh has read (0: the
+	// exec's own command line), for Records.
+	program uint64
+	// channel is the session's channel (stdin of an exec), so that a
+	// "sh -s" reading it can tell it is a shell session.
+	channel io.Reader
 }
 
 func (e *sessionEnv) cwd() string { return e.user.home }
@@ -164,6 +170,7 @@ var secretRE = regexp.MustCompile(`(password=)\S+`)
 
 func (s *session) runExec(command string) {
 	s.env.line = command
+	s.env.channel = s.ch
 	// Command lines can carry CHAP secrets (targetcli "set auth password=").
 	s.c.srv.log.Debug("exec", "conn", s.c.id, "session", s.env.id, "user", s.env.user.name, "command", secretRE.ReplaceAllString(command, "${1}<redacted>"))
 	// One network round trip per exec (Faults.SetRoundTripLatency),

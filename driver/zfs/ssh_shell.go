@@ -1,0 +1,393 @@
+package zfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/switchyard-csi/switchyard/driver/metrics/roundtrip"
+)
+
+// One long-lived shell per session slot (docs/performance.md, "One shell
+// session per session slot"). An exec costs two round trips before its
+// output is back (the channel open, then the exec request); a program
+// written to a shell already running costs one. So a run that needs
+// neither a pty nor stdin goes, framed (ssh_shell_frame.go), to an idle
+// shell session of the connection, or to a new one, which the run then
+// leaves idle for the next. Open sessions, idle or busy, never exceed the
+// session limit (sshLimiter): a slot holds at most one channel, and an
+// idle session is parked only while slots in use plus idle sessions stay
+// within the limit.
+//
+// A session whose output is not exactly what the framing says (stray
+// bytes, a marker out of place), that ends, that the caller cancels or
+// whose connection dies is closed, never reused.
+
+// shellIdleMax: a session idle longer is closed rather than used (NAT and
+// firewall timeouts, sshd's own); the next run opens a fresh one.
+const shellIdleMax = time.Minute
+
+// shellEndWait bounds the wait for a session's exit status once its
+// streams ended, and for a graceful close.
+const shellEndWait = 2 * time.Second
+
+// shellChunkBuf is the read size of a session's streams.
+const shellChunkBuf = 8 << 10
+
+// shellSession is one `sh -s` on its own channel.
+type shellSession struct {
+	conn  *sshConn
+	sess  *ssh.Session
+	stdin io.WriteCloser
+	// out and errs carry what the streams read; closed at the stream's end.
+	out, errs chan []byte
+	// ended is closed once the channel is closed (waitErr then holds
+	// Wait's result: an *ssh.ExitError or nil for an orderly end).
+	ended   chan struct{}
+	waitErr error
+	// streamEnded is set by a stream's reader when the stream ends.
+	streamEnded atomic.Bool
+	// closing is closed by close, releasing readers blocked on a send.
+	closing   chan struct{}
+	closeOnce sync.Once
+	// fresh: no program has run yet, so the hellos are still ahead.
+	fresh   bool
+	lastUse time.Time
+}
+
+// openShell opens a channel and starts `sh -s` on it through the login
+// shell: two round trips, paid once per session.
+func (s *SSH) openShell(c *sshConn) (*shellSession, error) {
+	sess, err := c.client.NewSession()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err1 := sess.StdinPipe()
+	stdout, err2 := sess.StdoutPipe()
+	stderr, err3 := sess.StderrPipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		_ = sess.Close()
+		return nil, err
+	}
+	s.sessions.Add(1)
+	s.shellsOpened.Add(1)
+	c.open.Add(1)
+	sh := &shellSession{conn: c, sess: sess, stdin: stdin, out: make(chan []byte, 16), errs: make(chan []byte, 16),
+		ended: make(chan struct{}), closing: make(chan struct{}), fresh: true, lastUse: time.Now()}
+	if err := sess.Start(shellStartCommand); err != nil {
+		sh.close()
+		return nil, err
+	}
+	go sh.pump(stdout, sh.out)
+	go sh.pump(stderr, sh.errs)
+	go func() {
+		sh.waitErr = sess.Wait()
+		close(sh.ended)
+	}()
+	return sh, nil
+}
+
+func (sh *shellSession) pump(r io.Reader, ch chan<- []byte) {
+	defer close(ch)
+	defer sh.streamEnded.Store(true)
+	buf := make([]byte, shellChunkBuf)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			select {
+			case ch <- append([]byte(nil), buf[:n]...):
+			case <-sh.closing:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// close closes the channel at once (the program, if any, loses its
+// streams; sh gets EOF or SIGHUP from sshd).
+func (sh *shellSession) close() {
+	sh.closeOnce.Do(func() {
+		close(sh.closing)
+		_ = sh.sess.Close()
+		sh.conn.open.Add(-1)
+	})
+}
+
+// closeGracefully ends an idle session by EOF on sh's stdin and waits a
+// little for the server to close it, so that a channel opened next is not
+// refused for a session the server still counts.
+func (sh *shellSession) closeGracefully() {
+	_ = sh.stdin.Close()
+	t := time.NewTimer(shellEndWait)
+	select {
+	case <-sh.ended:
+	case <-t.C:
+	}
+	t.Stop()
+	sh.close()
+}
+
+// usable reports whether an idle session may take a program: its
+// connection is c, it has not ended, nothing arrived since its last
+// program (that would be out of step), and it has not idled too long.
+func (sh *shellSession) usable(c *sshConn, now time.Time) bool {
+	if sh.conn != c || !c.alive() || sh.streamEnded.Load() || len(sh.out) > 0 || len(sh.errs) > 0 || now.Sub(sh.lastUse) > shellIdleMax {
+		return false
+	}
+	select {
+	case <-sh.ended:
+		return false
+	default:
+		return true
+	}
+}
+
+// shellPool holds a connection's idle sessions, most recently used last.
+type shellPool struct {
+	mu   sync.Mutex
+	idle []*shellSession
+}
+
+// take returns an idle session usable on c, or nil; the unusable ones it
+// meets are closed.
+func (p *shellPool) take(c *sshConn) *shellSession {
+	now := time.Now()
+	p.mu.Lock()
+	var drop []*shellSession
+	var got *shellSession
+	for len(p.idle) > 0 && got == nil {
+		sh := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if sh.usable(c, now) {
+			got = sh
+		} else {
+			drop = append(drop, sh)
+		}
+	}
+	p.mu.Unlock()
+	for _, sh := range drop {
+		sh.close()
+	}
+	return got
+}
+
+// put parks sh for the next run when the limit allows: inUse counts the
+// caller's slot, which parking hands over to the idle session.
+func (p *shellPool) put(sh *shellSession, l *sshLimiter) {
+	limit, inUse, _ := l.snapshot()
+	p.mu.Lock()
+	if inUse+len(p.idle) <= limit {
+		p.idle = append(p.idle, sh)
+		sh = nil
+	}
+	p.mu.Unlock()
+	if sh != nil {
+		sh.closeGracefully()
+	}
+}
+
+// makeRoom closes idle sessions (oldest first) until the slots in use
+// plus the idle sessions fit the limit: the caller holds a slot and is
+// about to open a channel of its own.
+func (p *shellPool) makeRoom(l *sshLimiter) {
+	for {
+		limit, inUse, _ := l.snapshot()
+		p.mu.Lock()
+		if inUse+len(p.idle) <= limit || len(p.idle) == 0 {
+			p.mu.Unlock()
+			return
+		}
+		sh := p.idle[0]
+		p.idle = p.idle[1:]
+		p.mu.Unlock()
+		sh.closeGracefully()
+	}
+}
+
+// closeAll closes every idle session.
+func (p *shellPool) closeAll() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, sh := range idle {
+		sh.close()
+	}
+}
+
+func (p *shellPool) size() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
+// useShell reports whether a run goes to a shell session: not when it
+// needs a pty or stdin (exec semantics), nor when the connection turned
+// sessions off (sshConnection.shellSession: false), nor for a line longer
+// than MaxProgram (it goes to `sh -c` as one argument, whose limit is
+// ARG_MAX, like an exec's).
+func (s *SSH) useShell(line string, opts RunOptions) bool {
+	return !s.st.cfg.NoShellSession && !opts.PTY && len(opts.Stdin) == 0 && len(line) <= MaxProgram
+}
+
+// runOnShell runs line on a shell session. A program that certainly did
+// not start (the session had ended before it was read) is sent once more
+// on a fresh session; everything else answers as an exec would.
+func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
+	for attempt := 0; ; attempt++ {
+		var sh *shellSession
+		var notRun bool
+		out, err := s.withChannel(ctx, func(c *sshConn) error {
+			if sh = s.shells.take(c); sh != nil {
+				return nil
+			}
+			var err error
+			sh, err = s.openShell(c)
+			return err
+		}, func(*sshConn) (Output, error) {
+			out, err, keep, nr := s.runFramed(ctx, sh, line)
+			notRun = nr
+			if keep {
+				s.shells.put(sh, s.limit)
+			} else {
+				sh.close()
+			}
+			return out, err
+		})
+		if notRun && attempt == 0 && ctx.Err() == nil {
+			s.log.Debug("ssh shell session ended before the program was read; sending it on a fresh session")
+			continue
+		}
+		return out, err
+	}
+}
+
+// runFramed sends line on sh and reads its output, status and end
+// markers. keep: sh is in step and may take the next program. notRun: sh
+// ended in order before it began the program, which therefore never ran.
+func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out Output, err error, keep, notRun bool) {
+	prefix := "ssh " + s.st.who
+	lost := Output{Code: -1}
+	m := newMarker()
+	s.programs.Add(1)
+	roundtrip.Count(ctx, roundtrip.SSH)
+	if n, werr := sh.stdin.Write(frameProgram(line, m)); werr != nil {
+		if n == 0 {
+			return lost, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was sent: %v", prefix, werr), false, true
+		}
+		return lost, newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, werr), false, false
+	}
+	var ob, eb []byte
+	var (
+		stdout, stderr string
+		code           int
+		begun          bool
+		ost, est       = frameWaiting, frameWaiting
+	)
+	outCh, errCh := sh.out, sh.errs
+	for ost != frameDone || est != frameDone {
+		select {
+		case b, ok := <-outCh:
+			if !ok {
+				return s.shellEnded(ctx, sh, begun, ob, eb)
+			}
+			ob = append(ob, b...)
+			stdout, code, begun, ost = stdoutFrame(ob, m, sh.fresh)
+		case b, ok := <-errCh:
+			if !ok {
+				return s.shellEnded(ctx, sh, begun, ob, eb)
+			}
+			eb = append(eb, b...)
+			stderr, est = stderrFrame(eb, m, sh.fresh)
+		case <-ctx.Done():
+			// The session is closed after this (never reused); the
+			// signal (best effort, as for an exec) ends its sh, so that
+			// sshd frees the session even while the program's own
+			// processes finish.
+			_ = sh.sess.Signal(ssh.SIGKILL)
+			return lost, cancelledError(prefix, true, ctx.Err()), false, false
+		}
+		if ost == frameDesync || est == frameDesync {
+			return lost, s.desyncError(sh), false, false
+		}
+	}
+	sh.fresh = false
+	sh.lastUse = time.Now()
+	return Output{Stdout: stdout, Stderr: stderr, Code: code}, nil, true, false
+}
+
+// shellEnded answers for a session whose stream ended mid-program.
+func (s *SSH) shellEnded(ctx context.Context, sh *shellSession, begun bool, ob, eb []byte) (Output, error, bool, bool) {
+	prefix := "ssh " + s.st.who
+	lost := Output{Code: -1}
+	t := time.NewTimer(shellEndWait)
+	defer t.Stop()
+	select {
+	case <-sh.ended:
+	case <-t.C:
+	case <-ctx.Done():
+		return lost, cancelledError(prefix, true, ctx.Err()), false, false
+	}
+	orderly := false
+	code := -1
+	select {
+	case <-sh.ended:
+		var exit *ssh.ExitError
+		switch {
+		case sh.waitErr == nil:
+			orderly, code = true, 0
+		case errors.As(sh.waitErr, &exit):
+			orderly, code = true, exit.ExitStatus()
+		}
+	default:
+	}
+	switch {
+	case orderly && sh.fresh && !hasHello(ob):
+		// The login shell never ran the start command's first printf:
+		// it is not a POSIX shell, or cannot start sh.
+		return lost, newExecutorError(ErrUnreachable,
+			"%s: the shell session did not start: the login shell of sshConnection.username ran %q and exited %d (%s); "+
+				"the host must run POSIX sh there (chsh -s /bin/sh), or set sshConnection.shellSession: false to send each command as its own exec",
+			prefix, shellStartCommand, code, shortText(eb)), false, false
+	case orderly && !begun:
+		return lost, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was read", prefix), false, true
+	default:
+		return lost, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command's exit status arrived (the command may have run)", prefix), false, false
+	}
+}
+
+// desyncError: the session's output was not what the framing allows.
+func (s *SSH) desyncError(sh *shellSession) error {
+	hint := ""
+	if sh.fresh {
+		hint = "; if the host's sh is not a POSIX shell, set sshConnection.shellSession: false"
+	}
+	return newExecutorError(ErrConnectionLost, "ssh %s: the shell session's output was out of step with its framing; session discarded (the command may have run)%s", s.st.who, hint)
+}
+
+func hasHello(b []byte) bool { return strings.Contains(string(b), shellHello+"\n") }
+
+// shortText is the first line of b, cut short, for an error message.
+func shortText(b []byte) string {
+	t := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[:i]
+	}
+	if len(t) > 200 {
+		t = t[:200] + "..."
+	}
+	if t == "" {
+		return "no message"
+	}
+	return fmt.Sprintf("stderr: %s", t)
+}

@@ -1,0 +1,165 @@
+package zfs
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// The framing of a program sent to a long-lived shell session
+// (ssh_shell.go). The session's shell is `sh -s` reading its SSH channel;
+// each program P goes as one complete command:
+//
+//	printf '%s\n' M; sh -c 'P' "$1" </dev/null; printf '\n%s %d\n' M "$?"; printf '\n%s\n' M >&2
+//
+// M is a fresh 128-bit random marker per program, never reused and never
+// part of P, so nothing P prints can end its output early or fake a status:
+// it would have to guess M. P runs in its own `sh -c` as an exec runs it
+// under the login shell: cd, variables, traps, `exit` and syntax errors
+// stay in it, its stdin is at EOF as with exec, and its $0 is the login
+// shell's (the session's $1), so `echo $0` reads as it does over exec.
+//
+// The begin line "M" on stdout shows the shell started the frame: a
+// session that ends in order (an exit status arrives) before it was seen
+// never ran P, so P may be sent again on a fresh session. The end lines
+// carry one newline of the framing's own before the marker, dropped when
+// reading, so the output is byte for byte what exec gives.
+
+// shellHello is printed on both streams by the login shell before it
+// starts `sh -s`: anything before it (login noise) is not a program's
+// output, and a session that ends without it never started its shell.
+const shellHello = "switchyard-shell-session"
+
+// shellStartCommand is the exec that starts a session, run by the login
+// shell; "$0" hands the login shell's name on to the programs.
+const shellStartCommand = `printf '%s\n' ` + shellHello + `; printf '%s\n' ` + shellHello + ` >&2; sh -s "$0"`
+
+// newMarker returns a fresh marker: letters and digits only, so it needs
+// no quoting.
+func newMarker() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return "SWY" + hex.EncodeToString(b[:])
+}
+
+// singleQuote quotes s for sh whatever it holds (Quote leaves safe words
+// bare, which is as good; this keeps the frame's shape fixed).
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// frameProgram is the line that runs program under marker m.
+func frameProgram(program, m string) []byte {
+	var b bytes.Buffer
+	b.Grow(len(program) + 4*len(m) + 96)
+	b.WriteString(`printf '%s\n' `)
+	b.WriteString(m)
+	b.WriteString(`; sh -c `)
+	b.WriteString(singleQuote(program))
+	b.WriteString(` "$1" </dev/null; printf '\n%s %d\n' `)
+	b.WriteString(m)
+	b.WriteString(` "$?"; printf '\n%s\n' `)
+	b.WriteString(m)
+	b.WriteString(" >&2\n")
+	return b.Bytes()
+}
+
+// frameState is what a stream has shown of one program so far.
+type frameState int
+
+const (
+	frameWaiting frameState = iota // the end (and, on stdout, the begin) not yet seen
+	frameDone                      // the end marker seen
+	frameDesync                    // bytes where only the framing's may be
+)
+
+// stdoutFrame reads stdout so far: hello (a fresh session's first program
+// only), the begin line, P's output, the end line with P's status. It
+// returns P's output and status once complete, and whether the begin line
+// was seen. Bytes before the begin line other than the hello, or after
+// the end line, are a desync.
+func stdoutFrame(buf []byte, m string, hello bool) (out string, code int, begun bool, st frameState) {
+	if hello {
+		rest, ok, bad := cutHello(buf)
+		if bad {
+			return "", 0, false, frameDesync
+		}
+		if !ok {
+			return "", 0, false, frameWaiting
+		}
+		buf = rest
+	}
+	begin := m + "\n"
+	if len(buf) < len(begin) {
+		if !strings.HasPrefix(begin, string(buf)) {
+			return "", 0, false, frameDesync
+		}
+		return "", 0, false, frameWaiting
+	}
+	if string(buf[:len(begin)]) != begin {
+		return "", 0, false, frameDesync
+	}
+	body := buf[len(begin):]
+	end := []byte("\n" + m + " ")
+	i := bytes.Index(body, end)
+	if i < 0 {
+		return "", 0, true, frameWaiting
+	}
+	tail := body[i+len(end):]
+	nl := bytes.IndexByte(tail, '\n')
+	if nl < 0 {
+		if len(tail) > 3 {
+			return "", 0, true, frameDesync
+		}
+		return "", 0, true, frameWaiting
+	}
+	n, err := strconv.Atoi(string(tail[:nl]))
+	if err != nil || n < 0 || n > 255 || nl+1 != len(tail) {
+		return "", 0, true, frameDesync
+	}
+	return string(body[:i]), n, true, frameDone
+}
+
+// stderrFrame reads stderr so far: hello (first program only), P's
+// stderr, the end line. Bytes after the end line are a desync.
+func stderrFrame(buf []byte, m string, hello bool) (errs string, st frameState) {
+	if hello {
+		rest, ok, bad := cutHello(buf)
+		if bad {
+			return "", frameDesync
+		}
+		if !ok {
+			return "", frameWaiting
+		}
+		buf = rest
+	}
+	end := []byte("\n" + m + "\n")
+	i := bytes.Index(buf, end)
+	if i < 0 {
+		return "", frameWaiting
+	}
+	if i+len(end) != len(buf) {
+		return "", frameDesync
+	}
+	return string(buf[:i]), frameDone
+}
+
+// cutHello drops everything up to and including the hello line: what a
+// login shell prints before it (an rc file's noise) is no program's.
+// bad: the stream is implausibly long without it.
+func cutHello(buf []byte) (rest []byte, ok, bad bool) {
+	h := []byte(shellHello + "\n")
+	i := bytes.Index(buf, h)
+	if i < 0 {
+		return nil, false, len(buf) > maxLoginNoise
+	}
+	if i > 0 && buf[i-1] != '\n' {
+		return nil, false, true
+	}
+	return buf[i+len(h):], true, false
+}
+
+// maxLoginNoise bounds what a login shell may print before the hello.
+const maxLoginNoise = 64 << 10

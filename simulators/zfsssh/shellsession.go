@@ -1,0 +1,55 @@
+package zfsssh
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"time"
+)
+
+// shellSession is "sh -s" reading the SSH channel of the exec that started
+// it: a driver's long-lived shell session (driver/zfs/ssh_shell.go), which
+// writes one framed program at a time and reads the output back. Each
+// complete command read is one program and one round trip, charged and
+// numbered like an exec (Faults.SetRoundTripLatency, Record.Program). The
+// session shell's own commands (the framing: printf of the markers, the
+// "sh -c" that runs the program) are neither recorded nor delayed nor
+// counted by DropAfter: they stand for what the login shell does for an
+// exec, so a program's Records read the same either way.
+func shellSession(p *proc, sh *shell) int {
+	sh.framing = true
+	sh.depth = p.depth
+	in := bufio.NewReader(p.std.in)
+	std := stdio{in: in, out: p.std.out, err: p.std.err}
+	var pending strings.Builder
+	for !sh.exited && p.ctx.Err() == nil {
+		line, err := in.ReadString('\n')
+		pending.WriteString(line)
+		if err != nil {
+			// At EOF sh runs what it has: a program cut short inside
+			// its quotes is a syntax error and runs nothing.
+			if err == io.EOF && pending.Len() > 0 {
+				sh.run(p.ctx, pending.String(), std)
+			}
+			break
+		}
+		if incomplete(pending.String()) {
+			continue
+		}
+		src := pending.String()
+		pending.Reset()
+		if d := p.env.srv.faults.RoundTripDelay(); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-p.ctx.Done():
+				t.Stop()
+				return 130
+			}
+		}
+		p.env.program++
+		p.env.line = strings.TrimSuffix(src, "\n")
+		sh.run(p.ctx, src, std)
+	}
+	return sh.status
+}
