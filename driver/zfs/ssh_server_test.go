@@ -39,6 +39,8 @@ type testSSHServer struct {
 	mu sync.Mutex
 	// maxSessions per connection; 0 is unlimited, negative refuses all.
 	maxSessions int
+	// loginShell runs exec requests as loginShell -c line ("": /bin/sh).
+	loginShell string
 	ln          net.Listener
 	conns       map[*ssh.ServerConn]*testConnState
 	active      int
@@ -312,7 +314,13 @@ func (srv *testSSHServer) session(sc *ssh.ServerConn, st *testConnState, ch ssh.
 // run executes line with sh -c, wired to the channel; a pty only merges
 // stderr into stdout and sets TERM (the fixture needs no real terminal).
 func (srv *testSSHServer) run(line string, pty *testPTY, ch ssh.Channel, proc chan *os.Process) (code int, signal string) {
-	cmd := exec.Command("/bin/sh", "-c", line)
+	srv.mu.Lock()
+	shell := srv.loginShell
+	srv.mu.Unlock()
+	if shell == "" {
+		shell = "/bin/sh"
+	}
+	cmd := exec.Command(shell, "-c", line)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = ch, ch.Stderr()
 	if pty != nil {

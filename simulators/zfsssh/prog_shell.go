@@ -130,7 +130,7 @@ func shCmd(p *proc, argv []string) int {
 	}
 	args := argv[1:]
 	var command string
-	hasC := false
+	hasC, hasS := false, false
 	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		a := args[0]
 		if a == "--" {
@@ -145,7 +145,9 @@ func shCmd(p *proc, argv []string) int {
 			switch c {
 			case 'c':
 				hasC = true
-			case 's', 'i', 'l':
+			case 's':
+				hasS = true
+			case 'i', 'l':
 			default:
 				if name == "bash" {
 					p.printf("bash: -%c: invalid option\n", c)
@@ -180,6 +182,9 @@ func shCmd(p *proc, argv []string) int {
 			sh.args = args[2:]
 		}
 		return sh.run(p.ctx, command, p.std)
+	case hasS:
+		// sh -s args: the script is stdin, args are $1...
+		sh.args = args
 	case len(args) > 0:
 		data, err := p.env.srv.fs.readFile(clean(p.env.cwd(), args[0]))
 		if err != nil {
