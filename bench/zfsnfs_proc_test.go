@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,13 +14,14 @@ import (
 	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
 
-// execsAndCommands counts the SSH execs (sessions) and the commands the
-// simulated host ran.
+// execsAndCommands counts the round trips, SSH execs and programs sent
+// to a shell session alike (the simulator's Record.Program), and the
+// commands the simulated host ran.
 func execsAndCommands(recs []zfsssh.Record) (execs, cmds int) {
-	type key struct{ conn, session uint64 }
+	type key struct{ conn, session, program uint64 }
 	seen := map[key]bool{}
 	for _, r := range recs {
-		seen[key{r.Conn, r.Session}] = true
+		seen[key{r.Conn, r.Session, r.Program}] = true
 	}
 	return len(seen), len(recs)
 }
@@ -35,7 +38,12 @@ func execsAndCommands(recs []zfsssh.Record) (execs, cmds int) {
 //     zfshost.Options.RTTLatency) and nothing per command: what a remote
 //     host costs when its own work is small beside the network;
 //   - none: no latency, the driver's and the simulator's own cost alone
-//     (no bound is reported: it would be 0).
+//     (no bound is reported: it would be 0);
+//   - relay: a real 5 ms network round trip (a relay delaying each
+//     direction by 2.5 ms, bench/sshsession_test.go's), so an exec costs
+//     what the SSH protocol makes it cost: two round trips before its
+//     output is back, against one for a program on a long-lived shell
+//     session (the bound reported is one round trip per program).
 //
 // It reports the p50 of each, creates/s, the driver's CPU per
 // create+delete pair (from /proc/<pid>/stat), SSH execs and host commands
@@ -48,13 +56,13 @@ func BenchmarkZFSNFSProcess(b *testing.B) {
 	skipUnlessLinux(b)
 	const latency = 5 * time.Millisecond
 	for _, model := range []struct {
-		name     string
-		cmd, rtt time.Duration
-	}{{"per-command", latency, 0}, {"per-exec", 0, latency}, {"none", 0, 0}} {
+		name            string
+		cmd, rtt, relay time.Duration
+	}{{"per-command", latency, 0, 0}, {"per-exec", 0, latency, 0}, {"none", 0, 0, 0}, {"relay", 0, 0, latency}} {
 		for _, tc := range []struct{ callers, n int }{{1, 40}, {16, 200}} {
 			b.Run(fmt.Sprintf("%s/callers=%d", model.name, tc.callers), func(b *testing.B) {
 				for range b.N {
-					zfsNFSBatch(b, zfshost.Options{Latency: model.cmd, RTTLatency: model.rtt}, tc.callers, tc.n)
+					zfsNFSBatch(b, zfshost.Options{Latency: model.cmd, RTTLatency: model.rtt}, model.relay, tc.callers, tc.n)
 				}
 			})
 		}
@@ -62,8 +70,9 @@ func BenchmarkZFSNFSProcess(b *testing.B) {
 }
 
 // zfsNFSBatch runs one batch of BenchmarkZFSNFSProcess against a host
-// started with o (its Dir set here) and reports its metrics.
-func zfsNFSBatch(b *testing.B, o zfshost.Options, callers, count int) {
+// started with o (its Dir set here), reached through a relay of round trip
+// relay if > 0, and reports its metrics.
+func zfsNFSBatch(b *testing.B, o zfshost.Options, relay time.Duration, callers, count int) {
 	count *= benchScale(b)
 	dir := b.TempDir()
 	o.Dir = filepath.Join(dir, "host")
@@ -72,7 +81,19 @@ func zfsNFSBatch(b *testing.B, o zfshost.Options, callers, count int) {
 		b.Fatal(err)
 	}
 	defer h.Close()
-	d := startDriver(b, dir, h.DriverConfig("zfs-generic-nfs", "v", ""))
+	cfg := h.DriverConfig("zfs-generic-nfs", "v", "")
+	if relay > 0 {
+		_, port, err := net.SplitHostPort(delayRelay(b, h.Addr, relay/2))
+		if err != nil {
+			b.Fatal(err)
+		}
+		old := fmt.Sprintf("port: %d\n", h.Port)
+		if !strings.Contains(cfg, old) {
+			b.Fatalf("no %q in the driver config", old)
+		}
+		cfg = strings.Replace(cfg, old, "port: "+port+"\n", 1)
+	}
+	d := startDriver(b, dir, cfg)
 	ctl := d.c.Controller
 	// Warm up: connect, learn the parent (as the CO's GetCapacity
 	// polling does).
@@ -100,7 +121,7 @@ func zfsNFSBatch(b *testing.B, o zfshost.Options, callers, count int) {
 	dExecs, dCmds := execsAndCommands(h.Server.Commands())
 	n := float64(count)
 	perExec, perCmd := float64(cExecs)/n, float64(cCmds)/n
-	createBound := time.Duration(perExec*float64(o.RTTLatency) + perCmd*float64(o.Latency))
+	createBound := time.Duration(perExec*float64(o.RTTLatency+relay) + perCmd*float64(o.Latency))
 	rateBound := float64(min(callers, 10)) / createBound.Seconds()
 	b.ReportMetric(ms(pct(cl, .5)), "create-p50-ms")
 	b.ReportMetric(ms(pct(dl, .5)), "delete-p50-ms")

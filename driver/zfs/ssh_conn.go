@@ -1,6 +1,7 @@
 package zfs
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -110,4 +111,28 @@ func sshErrText(err error) string {
 		return "closed"
 	}
 	return err.Error()
+}
+
+// newSession opens a session channel, giving up when the connection is
+// found dead meanwhile. x/crypto's NewSession can wait forever for the
+// open's answer when the connection's reader ends while the open is being
+// sent (its channel was added after the others were dropped); the watch
+// goroutine's kill still comes, so waiting for it bounds the open. The
+// abandoned open's goroutine ends with the process at worst.
+func (c *sshConn) newSession() (*ssh.Session, error) {
+	type opened struct {
+		s   *ssh.Session
+		err error
+	}
+	got := make(chan opened, 1)
+	go func() {
+		s, err := c.client.NewSession()
+		got <- opened{s, err}
+	}()
+	select {
+	case o := <-got:
+		return o.s, o.err
+	case <-c.dead:
+		return nil, errors.New("ssh: the connection closed while a session was being opened")
+	}
 }

@@ -124,7 +124,7 @@ var errSSHPTYRefused = errors.New("pty refused")
 // openSession opens a session and asks for a pty if wanted: everything up
 // to (not including) sending the command.
 func (s *SSH) openSession(c *sshConn, opts RunOptions) (*ssh.Session, error) {
-	sess, err := c.client.NewSession()
+	sess, err := c.newSession()
 	if err != nil {
 		return nil, err
 	}

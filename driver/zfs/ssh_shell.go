@@ -65,7 +65,7 @@ type shellSession struct {
 // openShell opens a channel and starts `sh -s` on it through the login
 // shell: two round trips, paid once per session.
 func (s *SSH) openShell(c *sshConn) (*shellSession, error) {
-	sess, err := c.client.NewSession()
+	sess, err := c.newSession()
 	if err != nil {
 		return nil, err
 	}

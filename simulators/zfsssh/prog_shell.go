@@ -194,7 +194,7 @@ func shCmd(p *proc, argv []string) int {
 		sh.name, sh.args = args[0], args[1:]
 		return sh.run(p.ctx, string(data), p.std)
 	}
-	if p.env.channel != nil && p.std.in == p.env.channel && !p.framing {
+	if p.env.channel != nil && p.std.in == p.env.channel {
 		return shellSession(p, sh)
 	}
 	// The script comes from stdin, a line at a time, as sh reads a pipe.

@@ -190,6 +190,9 @@ func (s *session) runExec(command string) {
 		out = &droppingWriter{w: out, f: s.c.srv.faults, left: n, drop: s.env.dropConnection}
 	}
 	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
+	// The exec that starts a driver's shell session is its framing, like
+	// the frames after it (shellsession.go): the login shell's work.
+	sh.framing = strings.HasSuffix(command, shellSessionStart)
 	st := sh.run(s.ctx, command, stdio{in: s.ch, out: out, err: errw})
 	s.finish(st)
 }

@@ -16,6 +16,10 @@ import (
 // "sh -c" that runs the program) are neither recorded nor delayed nor
 // counted by DropAfter: they stand for what the login shell does for an
 // exec, so a program's Records read the same either way.
+// shellSessionStart ends the exec that starts a shell session
+// (driver/zfs's shellStartCommand: two hello lines, then this).
+const shellSessionStart = `; sh -s "$0"`
+
 func shellSession(p *proc, sh *shell) int {
 	sh.framing = true
 	sh.depth = p.depth
