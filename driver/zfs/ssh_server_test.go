@@ -41,15 +41,15 @@ type testSSHServer struct {
 	maxSessions int
 	// loginShell runs exec requests as loginShell -c line ("": /bin/sh).
 	loginShell string
-	ln          net.Listener
-	conns       map[*ssh.ServerConn]*testConnState
-	active      int
-	maxActive   int
-	refused     int
-	ptys        []testPTY
-	signals     []string
-	keepalives  int
-	auths       int // authentication attempts of any method (none included)
+	ln         net.Listener
+	conns      map[*ssh.ServerConn]*testConnState
+	active     int
+	maxActive  int
+	refused    int
+	ptys       []testPTY
+	signals    []string
+	keepalives int
+	auths      int // authentication attempts of any method (none included)
 }
 
 type testConnState struct {

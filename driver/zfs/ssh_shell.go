@@ -255,7 +255,7 @@ func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 			sh, err = s.openShell(c)
 			return err
 		}, func(*sshConn) (Output, error) {
-			out, err, keep, nr := s.runFramed(ctx, sh, line)
+			out, keep, nr, err := s.runFramed(ctx, sh, line)
 			notRun = nr
 			if keep {
 				s.shells.put(sh, s.limit)
@@ -275,7 +275,7 @@ func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 // runFramed sends line on sh and reads its output, status and end
 // markers. keep: sh is in step and may take the next program. notRun: sh
 // ended in order before it began the program, which therefore never ran.
-func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out Output, err error, keep, notRun bool) {
+func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out Output, keep, notRun bool, err error) {
 	prefix := "ssh " + s.st.who
 	lost := Output{Code: -1}
 	m := newMarker()
@@ -283,9 +283,9 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 	roundtrip.Count(ctx, roundtrip.SSH)
 	if n, werr := sh.stdin.Write(frameProgram(line, m)); werr != nil {
 		if n == 0 {
-			return lost, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was sent: %v", prefix, werr), false, true
+			return lost, false, true, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was sent: %v", prefix, werr)
 		}
-		return lost, newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, werr), false, false
+		return lost, false, false, newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, werr)
 	}
 	var ob, eb []byte
 	var (
@@ -315,19 +315,19 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 			// sshd frees the session even while the program's own
 			// processes finish.
 			_ = sh.sess.Signal(ssh.SIGKILL)
-			return lost, cancelledError(prefix, true, ctx.Err()), false, false
+			return lost, false, false, cancelledError(prefix, true, ctx.Err())
 		}
 		if ost == frameDesync || est == frameDesync {
-			return lost, s.desyncError(sh), false, false
+			return lost, false, false, s.desyncError(sh)
 		}
 	}
 	sh.fresh = false
 	sh.lastUse = time.Now()
-	return Output{Stdout: stdout, Stderr: stderr, Code: code}, nil, true, false
+	return Output{Stdout: stdout, Stderr: stderr, Code: code}, true, false, nil
 }
 
 // shellEnded answers for a session whose stream ended mid-program.
-func (s *SSH) shellEnded(ctx context.Context, sh *shellSession, begun bool, ob, eb []byte) (Output, error, bool, bool) {
+func (s *SSH) shellEnded(ctx context.Context, sh *shellSession, begun bool, ob, eb []byte) (out Output, keep, notRun bool, err error) {
 	prefix := "ssh " + s.st.who
 	lost := Output{Code: -1}
 	t := time.NewTimer(shellEndWait)
@@ -336,7 +336,7 @@ func (s *SSH) shellEnded(ctx context.Context, sh *shellSession, begun bool, ob, 
 	case <-sh.ended:
 	case <-t.C:
 	case <-ctx.Done():
-		return lost, cancelledError(prefix, true, ctx.Err()), false, false
+		return lost, false, false, cancelledError(prefix, true, ctx.Err())
 	}
 	orderly := false
 	code := -1
@@ -355,14 +355,14 @@ func (s *SSH) shellEnded(ctx context.Context, sh *shellSession, begun bool, ob, 
 	case orderly && sh.fresh && !hasHello(ob):
 		// The login shell never ran the start command's first printf:
 		// it is not a POSIX shell, or cannot start sh.
-		return lost, newExecutorError(ErrUnreachable,
+		return lost, false, false, newExecutorError(ErrUnreachable,
 			"%s: the shell session did not start: the login shell of sshConnection.username ran %q and exited %d (%s); "+
 				"the host must run POSIX sh there (chsh -s /bin/sh), or set sshConnection.shellSession: false to send each command as its own exec",
-			prefix, shellStartCommand, code, shortText(eb)), false, false
+			prefix, shellStartCommand, code, shortText(eb))
 	case orderly && !begun:
-		return lost, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was read", prefix), false, true
+		return lost, false, true, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was read", prefix)
 	default:
-		return lost, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command's exit status arrived (the command may have run)", prefix), false, false
+		return lost, false, false, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command's exit status arrived (the command may have run)", prefix)
 	}
 }
 

@@ -142,7 +142,7 @@ func TestShellEndedBeforeProgram(t *testing.T) {
 	}
 	defer sh.close()
 	// The program returns; its background job kills the session's sh.
-	if out, err, keep, _ := s.runFramed(ctx, sh, "(sleep 0.1; kill -9 $PPID) >/dev/null 2>&1 &"); err != nil || !keep || out.Code != 0 {
+	if out, keep, _, err := s.runFramed(ctx, sh, "(sleep 0.1; kill -9 $PPID) >/dev/null 2>&1 &"); err != nil || !keep || out.Code != 0 {
 		t.Fatalf("first program = %+v, %v, keep %v", out, err, keep)
 	}
 	<-sh.ended
@@ -150,7 +150,7 @@ func TestShellEndedBeforeProgram(t *testing.T) {
 		t.Fatal("an ended session is still usable")
 	}
 	marker := filepath.Join(t.TempDir(), "ran")
-	out, err, keep, notRun := s.runFramed(ctx, sh, "touch "+Quote(marker))
+	out, keep, notRun, err := s.runFramed(ctx, sh, "touch "+Quote(marker))
 	if !errors.Is(err, ErrConnectionLost) || keep || !notRun || out.Code != -1 {
 		t.Fatalf("program on the ended session = %+v, %v, keep %v, notRun %v; want notRun", out, err, keep, notRun)
 	}

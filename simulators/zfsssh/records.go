@@ -18,7 +18,7 @@ type Record struct {
 	// Program is 0 for an exec's command line, n for the n-th program a
 	// shell session read (one round trip each, like an exec).
 	Program uint64
-	Exit    int      // exit status; -1 while running
+	Exit    int // exit status; -1 while running
 }
 
 // recorder keeps the most recent records, in start order.
