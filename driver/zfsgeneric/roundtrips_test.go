@@ -17,10 +17,10 @@ import (
 // execs counts the SSH exec requests (sessions) the server saw, and the
 // connections they came on.
 func execs(recs []zfsssh.Record) (sessions, conns int) {
-	type key struct{ conn, session uint64 }
+	type key struct{ conn, session, program uint64 }
 	seen, connSeen := map[key]bool{}, map[uint64]bool{}
 	for _, r := range recs {
-		seen[key{r.Conn, r.Session}] = true
+		seen[key{r.Conn, r.Session, r.Program}] = true
 		connSeen[r.Conn] = true
 	}
 	return len(seen), len(connSeen)

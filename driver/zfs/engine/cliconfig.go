@@ -80,6 +80,9 @@ func readSSH(r *config.Reader) *zfs.SSHConfig {
 			r.Add("sshConnection.knownHosts", "%s", strings.TrimPrefix(err.Error(), "sshConnection.knownHosts: "))
 		}
 	}
+	// Default on: one long-lived sh per session slot saves a round trip
+	// per command; false goes back to an exec per command (docs/performance.md).
+	c.NoShellSession = !r.Bool("sshConnection.shellSession", true)
 	if c.Password == "" && c.PrivateKey == "" {
 		r.Add("sshConnection", "set password or privateKey")
 	}
