@@ -46,6 +46,14 @@ const (
 // spec ends.
 func (f *F) Pod(ctx context.Context, ns string, w Workload) *corev1.Pod {
 	ginkgo.GinkgoHelper()
+	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, workloadPod(ns, f.Config.Image, w), metav1.CreateOptions{})
+	must(err)
+	ginkgo.DeferCleanup(func(ctx context.Context) { f.DeletePod(ctx, ns, w.Name) }, ginkgo.NodeTimeout(f.Config.Scale(4*time.Minute)))
+	return pod
+}
+
+// workloadPod is the pod of a workload, running the script in image.
+func workloadPod(ns, image string, w Workload) *corev1.Pod {
 	grace := int64(2)
 	automount := false
 	env := []corev1.EnvVar{{Name: "TERMLOG", Value: "/dev/termination-log"}, {Name: "READY", Value: "/tmp/ready"},
@@ -60,7 +68,7 @@ func (f *F) Pod(ctx context.Context, ns string, w Workload) *corev1.Pod {
 	}
 	c := corev1.Container{
 		Name:            "test",
-		Image:           f.Config.Image,
+		Image:           image,
 		ImagePullPolicy: corev1.PullNever,
 		Command:         []string{"sh", "-c", w.Script},
 		Env:             env,
@@ -105,9 +113,6 @@ func (f *F) Pod(ctx context.Context, ns string, w Workload) *corev1.Pod {
 	if w.TolerateAll {
 		pod.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 	}
-	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	must(err)
-	ginkgo.DeferCleanup(func(ctx context.Context) { f.DeletePod(ctx, ns, w.Name) }, ginkgo.NodeTimeout(f.Config.Scale(4*time.Minute)))
 	return pod
 }
 
