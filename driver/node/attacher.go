@@ -73,6 +73,9 @@ type Host struct {
 	// (nqn, iqn+portal), so an unstage never disconnects what a concurrent
 	// stage of another volume is about to use.
 	targets keylock.Set
+	// attaches lets a retried stage join the attach that an earlier,
+	// timed-out request started (see attachFlights).
+	attaches attachFlights
 }
 
 // Volume is what an attacher knows about one volume, taken from the
@@ -89,6 +92,10 @@ type Volume struct {
 	Secrets     map[string]string
 	Capability  *csi.VolumeCapability
 	StagingPath string
+	// Retry: an earlier stage of this volume started and did not finish
+	// (its node record exists, unstaged), so the attacher may find part of
+	// its work done and check before redoing it.
+	Retry bool
 }
 
 // IsBlock reports whether the volume is used with access type block.

@@ -2,6 +2,8 @@ package node
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -199,6 +201,23 @@ func (k *fakeISCSI) node(argv []string) (string, error) {
 		}
 		k.records[key] = map[string]string{}
 		return fmt.Sprintf("New iSCSI node [tcp:[hw=,ip=,net_if=,iscsi_if=default] %s,1 %s] added\n", portal, iqn), nil
+	case arg(argv, "-o") == "show":
+		rec, ok := k.records[key]
+		if !ok {
+			return "iscsiadm: No records found\n", exit(21)
+		}
+		out := "# BEGIN RECORD 2.1.8\nnode.name = " + iqn + "\nnode.conn[0].address = " + portal + "\n"
+		for _, n := range slices.Sorted(maps.Keys(rec)) {
+			v := rec[n]
+			switch {
+			case v == "":
+				v = "<empty>"
+			case strings.Contains(n, "password") && !slices.Contains(argv, "-S"):
+				v = "********" // open-iscsi masks secrets unless -S
+			}
+			out += n + " = " + v + "\n"
+		}
+		return out + "# END RECORD\n", nil
 	case arg(argv, "-o") == "update":
 		rec, ok := k.records[key]
 		if !ok {

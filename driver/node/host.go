@@ -30,17 +30,21 @@ type hostEnv struct {
 	retryDelay time.Duration
 	// resolve turns a host name into addresses (net.DefaultResolver).
 	resolve func(ctx context.Context, host string) ([]string, error)
+	// attachLimit bounds a started attach that goes on after its request
+	// ended (see attachFlights).
+	attachLimit time.Duration
 }
 
 func defaultHostEnv() hostEnv {
 	return hostEnv{
-		sysRoot:    "/sys",
-		devRoot:    "/dev",
-		poll:       250 * time.Millisecond,
-		wait:       30 * time.Second,
-		attempts:   5,
-		retryDelay: 2 * time.Second,
-		resolve:    net.DefaultResolver.LookupHost,
+		sysRoot:     "/sys",
+		devRoot:     "/dev",
+		poll:        250 * time.Millisecond,
+		wait:        30 * time.Second,
+		attempts:    5,
+		retryDelay:  2 * time.Second,
+		resolve:     net.DefaultResolver.LookupHost,
+		attachLimit: DefaultAttachLimit,
 	}
 }
 
@@ -78,6 +82,9 @@ func (h *Host) environ() hostEnv {
 	}
 	if e.resolve == nil {
 		e.resolve = d.resolve
+	}
+	if e.attachLimit <= 0 {
+		e.attachLimit = d.attachLimit
 	}
 	return e
 }

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -142,12 +144,28 @@ func (a ISCSI) Stage(ctx context.Context, h *Host, v *Volume) error {
 	if err != nil {
 		return err
 	}
-	dev, err := a.attach(ctx, h, v, t, portals)
+	what := fmt.Sprintf("volume %s: iscsi attach of %s lun %s", v.ID, t.iqn, t.lun)
+	dev, err := h.attaches.join(ctx, h, flightKey(v, t, portals), what, func(ctx context.Context) (string, error) {
+		return a.attach(ctx, h, v, t, portals)
+	})
 	if err != nil {
 		return err
 	}
 	return stageDevice(h, v, dev)
 }
+
+// flightKey names one attach: the volume, its target and the settings
+// (a retry with other credentials does not join the earlier attach; the
+// settings enter as a digest, so no secret sits in a key).
+func flightKey(v *Volume, t iscsiTarget, portals []string) string {
+	d := sha256.New()
+	for _, s := range nodeSettings(v) {
+		fmt.Fprintf(d, "%s\x00%s\x00", s.name, s.value)
+	}
+	return flightPrefix(v.ID) + t.iqn + "\x00" + t.lun + "\x00" + t.iface + "\x00" + strings.Join(portals, ",") + "\x00" + hex.EncodeToString(d.Sum(nil))
+}
+
+func flightPrefix(volumeID string) string { return "iscsi\x00" + volumeID + "\x00" }
 
 func (ISCSI) resolve(ctx context.Context, h *Host, t iscsiTarget) ([]string, error) {
 	out := make([]string, 0, len(t.portals))
@@ -179,7 +197,7 @@ func (a ISCSI) attach(ctx context.Context, h *Host, v *Volume, t iscsiTarget, po
 	var devs []string
 	var errs []error
 	for _, p := range portals {
-		dev, err := a.login(ctx, h, t, p, settings)
+		dev, err := a.login(ctx, h, t, p, settings, v.Retry)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("portal %s: %w", p, err))
 			continue
@@ -251,11 +269,25 @@ func onDBFailure(code int) bool { return code == iscsiErrIDBM }
 // credentials: the target may still be starting, a path may be flapping.
 func unlessAuth(code int) bool { return code != iscsiErrAuthFailed }
 
-// login makes one portal's session and returns the LUN's device.
-func (ISCSI) login(ctx context.Context, h *Host, t iscsiTarget, portal string, settings []nodeSetting) (string, error) {
-	// "-o new" over a record that a session uses reports the session.
-	if err := iscsiadm(ctx, h, t.node(portal, "-o", "new"), nil, onDBFailure, iscsiErrSessExists); err != nil {
-		return "", err
+// login makes one portal's session and returns the LUN's device. On a
+// retry it reads the node record first and leaves out what already holds:
+// each iscsiadm call costs seconds on a loaded node.
+func (ISCSI) login(ctx context.Context, h *Host, t iscsiTarget, portal string, settings []nodeSetting, retry bool) (string, error) {
+	var rec map[string]string // nil: no record known, make it
+	if retry {
+		r, found, err := t.readRecord(ctx, h, portal, settings)
+		switch {
+		case err != nil:
+			h.Log.Warn("iscsi: reading the node record failed; writing it anew", "iqn", t.iqn, "portal", portal, "error", err)
+		case found:
+			rec = r
+		}
+	}
+	if rec == nil {
+		// "-o new" over a record that a session uses reports the session.
+		if err := iscsiadm(ctx, h, t.node(portal, "-o", "new"), nil, onDBFailure, iscsiErrSessExists); err != nil {
+			return "", err
+		}
 	}
 	var sensitive []string
 	for _, s := range settings {
@@ -263,6 +295,9 @@ func (ISCSI) login(ctx context.Context, h *Host, t iscsiTarget, portal string, s
 		if s.secret {
 			sens = []string{s.value}
 			sensitive = append(sensitive, s.value)
+		}
+		if v, ok := rec[s.name]; ok && v == s.value {
+			continue
 		}
 		if err := iscsiadm(ctx, h, t.node(portal, "-o", "update", "-n", s.name, "-v", s.value), sens, onDBFailure); err != nil {
 			return "", err
@@ -280,6 +315,49 @@ func (ISCSI) login(ctx context.Context, h *Host, t iscsiTarget, portal string, s
 		return "", fmt.Errorf("logged in, but: %w", err)
 	}
 	return dev, nil
+}
+
+// readRecord reads a portal's node record ("-o show"), name → value;
+// found is false when there is none. With secret settings to compare it
+// asks for the CHAP values too (-S), so they are redacted as sensitive.
+func (t iscsiTarget) readRecord(ctx context.Context, h *Host, portal string, settings []nodeSetting) (map[string]string, bool, error) {
+	op := []string{"-o", "show"}
+	var sens []string
+	for _, s := range settings {
+		if s.secret {
+			sens = append(sens, s.value)
+		}
+	}
+	if len(sens) > 0 {
+		op = append(op, "-S")
+	}
+	var out []byte
+	err := h.retry(ctx, func(err error) bool {
+		code, isExit := ExitCode(err)
+		return isExit && code == iscsiErrIDBM
+	}, func() error {
+		var err error
+		out, err = h.Exec.Run(ctx, Command{Name: "iscsiadm", Args: t.node(portal, op...), Sensitive: sens})
+		return err
+	})
+	if code, isExit := ExitCode(err); isExit && code == iscsiErrNoObjs {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	rec := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		name, value, ok := strings.Cut(line, " = ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if value = strings.TrimSpace(value); value == "<empty>" {
+			value = ""
+		}
+		rec[strings.TrimSpace(name)] = value
+	}
+	return rec, true, nil
 }
 
 // Unstage implements Attacher: per portal, log out and delete the node
@@ -306,6 +384,7 @@ func (a ISCSI) Unstage(ctx context.Context, h *Host, v *Volume) error {
 		return err
 	}
 	defer unlock()
+	h.attaches.forget(flightPrefix(v.ID)) // a device of an earlier attach is gone with this
 	inUse, err := a.portalsInUse(ctx, h, v.ID, t.iqn)
 	if err != nil {
 		return err

@@ -92,6 +92,7 @@ func (s *Service) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeR
 	if err := os.MkdirAll(staging, 0o750); err != nil {
 		return nil, status.Errorf(codes.Internal, "volume %s: create staging path %s: %v", id, staging, err)
 	}
+	v.Retry = old != nil
 	if err := a.Stage(ctx, s.host, v); err != nil {
 		s.log.Warn("stage failed", "volume", v, "error", err)
 		return nil, asStatus(err, id, a.Name()+" stage")

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Workload is a test pod on one claim.
@@ -28,16 +29,35 @@ type Workload struct {
 	// TolerateAll lets the pod onto nodes tainted not-ready or
 	// unreachable: the fake nodes of other zones, which run nothing.
 	TolerateAll bool
+	// Stop keeps a writer running after it saw the volume grow until the
+	// spec calls StopPod (the STOP variable of the scripts): the kubelet
+	// finishes an online expansion (NodeExpandVolume) only for a running
+	// pod, as a real workload keeps its volume.
+	Stop bool
 }
+
+// Where the stop annotation appears in a pod with Workload.Stop.
+const (
+	StopAnnotation = "switchyard.e2e/stop"
+	stopDir        = "/etc/e2e-stop"
+)
 
 // Pod creates the workload's pod; it is deleted, and waited for, when the
 // spec ends.
 func (f *F) Pod(ctx context.Context, ns string, w Workload) *corev1.Pod {
 	ginkgo.GinkgoHelper()
+	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, workloadPod(ns, f.Config.Image, w), metav1.CreateOptions{})
+	must(err)
+	ginkgo.DeferCleanup(func(ctx context.Context) { f.DeletePod(ctx, ns, w.Name) }, ginkgo.NodeTimeout(f.Config.Scale(4*time.Minute)))
+	return pod
+}
+
+// workloadPod is the pod of a workload, running the script in image.
+func workloadPod(ns, image string, w Workload) *corev1.Pod {
 	grace := int64(2)
 	automount := false
 	env := []corev1.EnvVar{{Name: "TERMLOG", Value: "/dev/termination-log"}, {Name: "READY", Value: "/tmp/ready"},
-		{Name: "DATA", Value: ""}, {Name: "DEV", Value: ""}, {Name: "TARGET_KIB", Value: "0"}, {Name: "WAIT", Value: "600"}}
+		{Name: "DATA", Value: ""}, {Name: "DEV", Value: ""}, {Name: "TARGET_KIB", Value: "0"}, {Name: "WAIT", Value: "600"}, {Name: "STOP", Value: ""}}
 	if w.Block {
 		env = setEnv(env, "DEV", DevicePath)
 	} else {
@@ -48,7 +68,7 @@ func (f *F) Pod(ctx context.Context, ns string, w Workload) *corev1.Pod {
 	}
 	c := corev1.Container{
 		Name:            "test",
-		Image:           f.Config.Image,
+		Image:           image,
 		ImagePullPolicy: corev1.PullNever,
 		Command:         []string{"sh", "-c", w.Script},
 		Env:             env,
@@ -74,15 +94,25 @@ func (f *F) Pod(ctx context.Context, ns string, w Workload) *corev1.Pod {
 			}}},
 		},
 	}
+	if w.Stop {
+		// The kubelet refreshes a downward-API volume when the pod's
+		// annotations change: the only way in without exec (see
+		// scripts.go).
+		c := &pod.Spec.Containers[0]
+		c.Env = setEnv(c.Env, "STOP", stopDir+"/stop")
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "stop", MountPath: stopDir, ReadOnly: true})
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "stop", VolumeSource: corev1.VolumeSource{
+			DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{
+				Path: "stop", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + StopAnnotation + "']"},
+			}}},
+		}})
+	}
 	if w.Node != "" {
 		pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": w.Node}
 	}
 	if w.TolerateAll {
 		pod.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 	}
-	pod, err := f.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	must(err)
-	ginkgo.DeferCleanup(func(ctx context.Context) { f.DeletePod(ctx, ns, w.Name) }, ginkgo.NodeTimeout(f.Config.Scale(4*time.Minute)))
 	return pod
 }
 
@@ -94,6 +124,15 @@ func setEnv(env []corev1.EnvVar, k, v string) []corev1.EnvVar {
 		}
 	}
 	return append(env, corev1.EnvVar{Name: k, Value: v})
+}
+
+// StopPod tells a pod made with Workload.Stop to finish: it sets the stop
+// annotation, which the kubelet writes into the pod's STOP file.
+func (f *F) StopPod(ctx context.Context, ns, name string) {
+	ginkgo.GinkgoHelper()
+	patch := `{"metadata":{"annotations":{"` + StopAnnotation + `":"stop"}}}`
+	_, err := f.Kube.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	must(err)
 }
 
 // KiB is a size for TARGET_KIB.

@@ -24,7 +24,15 @@ const (
 //	TARGET_KIB  the writer waits, once the data is written, until the
 //	         volume is at least this big, then reports its size and exits 0;
 //	         0 keeps it running until it is deleted
-//	WAIT     seconds the writer waits for TARGET_KIB before it gives up
+//	STOP     "" or a file (a downward-API projection of the pod's stop
+//	         annotation, see Workload.Stop): once the size is reached the
+//	         writer keeps running until the file has content, and only then
+//	         reports and exits. A block device grows the moment the storage
+//	         does, before the kubelet's NodeExpandVolume; the kubelet makes
+//	         that call only for a running pod, so a writer that left at once
+//	         would leave the PVC at its old size for ever.
+//	WAIT     seconds the writer waits for TARGET_KIB (and STOP) before it
+//	         gives up
 //	READY    the file that marks the data as written (readiness probe)
 //	TERMLOG  where the result goes (the termination message file)
 const scriptCommon = `
@@ -54,10 +62,18 @@ want=$(pattern | md5sum | cut -d' ' -f1)
 touch "$READY"
 echo "written $want; size $(size_kib) KiB"
 end=$(( $(date +%s) + WAIT ))
+seen=""
 while :; do
   kib=$(size_kib)
-  if [ "$TARGET_KIB" -gt 0 ] && [ "$kib" -ge "$TARGET_KIB" ]; then say "size_kib=$kib"; exit 0; fi
-  if [ "$TARGET_KIB" -gt 0 ] && [ "$(date +%s)" -ge "$end" ]; then say "size stayed at $kib KiB for ${WAIT}s, want at least $TARGET_KIB KiB"; exit 1; fi
+  if [ "$TARGET_KIB" -gt 0 ] && [ "$kib" -ge "$TARGET_KIB" ]; then
+    [ -n "$seen" ] || { seen=$kib; echo "grown to $kib KiB"; }
+    # still waiting only while a STOP file is named and empty
+    [ -n "$STOP" ] && [ ! -s "$STOP" ] || { say "size_kib=$kib"; exit 0; }
+  fi
+  if [ "$TARGET_KIB" -gt 0 ] && [ "$(date +%s)" -ge "$end" ]; then
+    if [ -n "$seen" ]; then say "grown to $seen KiB but no stop in $STOP for ${WAIT}s"; exit 1; fi
+    say "size stayed at $kib KiB for ${WAIT}s, want at least $TARGET_KIB KiB"; exit 1
+  fi
   sleep 1
 done
 `

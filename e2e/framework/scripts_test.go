@@ -7,11 +7,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runScript runs a pod script with this machine's busybox, as the test
 // image does, and returns its exit code and termination message.
 func runScript(t *testing.T, script string, env map[string]string) (int, string) {
+	t.Helper()
+	cmd, term, out := scriptCmd(t, script, env)
+	return finish(t, cmd.Run(), term, out)
+}
+
+// scriptCmd prepares a pod script on this machine's busybox; it returns
+// the command, its termination-log file and its output.
+func scriptCmd(t *testing.T, script string, env map[string]string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
 	bb, err := exec.LookPath("busybox")
 	if err != nil {
@@ -21,13 +30,18 @@ func runScript(t *testing.T, script string, env map[string]string) (int, string)
 	term := filepath.Join(dir, "termination-log")
 	cmd := exec.Command(bb, "sh", "-c", script)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TERMLOG=" + term, "READY=" + filepath.Join(dir, "ready"),
-		"PATTERN=spec-42", "BYTES=300000", "WAIT=2", "TARGET_KIB=1", "DATA=", "DEV="}
+		"PATTERN=spec-42", "BYTES=300000", "WAIT=2", "TARGET_KIB=1", "DATA=", "DEV=", "STOP="}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	return cmd, term, &out
+}
+
+// finish turns a script's end into its exit code and termination message.
+func finish(t *testing.T, err error, term string, out *bytes.Buffer) (int, string) {
+	t.Helper()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -94,5 +108,50 @@ func TestWriterThenReaderBlock(t *testing.T) {
 	code, msg = runScript(t, ReaderScript, map[string]string{"DEV": dev})
 	if code != 0 || !strings.HasPrefix(msg, "pattern ok") {
 		t.Fatalf("reader: exit %d, message %q", code, msg)
+	}
+}
+
+// With STOP, a writer that saw the volume grow keeps running (the kubelet
+// expands only for a running pod) until the stop file has content.
+func TestWriterWaitsForStopAfterGrowing(t *testing.T) {
+	stop := filepath.Join(t.TempDir(), "stop")
+	if err := os.WriteFile(stop, nil, 0o600); err != nil { // the projection of an unset annotation
+		t.Fatal(err)
+	}
+	cmd, term, out := scriptCmd(t, WriterScript, map[string]string{"DATA": t.TempDir(), "STOP": stop, "WAIT": "30"})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code, msg := finish(t, err, term, out)
+		t.Fatalf("the writer left before the stop: exit %d, message %q", code, msg)
+	case <-time.After(2500 * time.Millisecond):
+	}
+	if err := os.WriteFile(stop, []byte("stop"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		code, msg := finish(t, err, term, out)
+		if code != 0 || !strings.HasPrefix(msg, "size_kib=") {
+			t.Fatalf("exit %d, message %q; want 0 and size_kib=", code, msg)
+		}
+		if !strings.Contains(out.String(), "grown to ") {
+			t.Errorf("the output does not report the growth before the stop: %s", out.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the writer did not end within 10s of the stop")
+	}
+}
+
+func TestWriterWithoutStopGivesUpNamingIt(t *testing.T) {
+	stop := filepath.Join(t.TempDir(), "stop")
+	code, msg := runScript(t, WriterScript, map[string]string{"DATA": t.TempDir(), "STOP": stop, "WAIT": "1"})
+	if code != 1 || !strings.Contains(msg, "no stop in "+stop) {
+		t.Fatalf("exit %d, message %q; want the stop timeout naming the file", code, msg)
 	}
 }

@@ -19,6 +19,9 @@ const (
 	SnapshotReady   = "VolumeSnapshot→ready"
 	RestoreToBound  = "restore PVC→Bound"
 	ExpandInPod     = "expand→seen in pod"
+	// ExpandCapacity: the PVC reports the new size (the kubelet's
+	// NodeExpandVolume is done, for an online expansion).
+	ExpandCapacity = "expand→PVC capacity"
 )
 
 // Sample is one measurement.

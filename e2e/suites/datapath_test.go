@@ -86,8 +86,11 @@ func dataPath(ctx context.Context, fam backends.Family, block bool) {
 	}
 	start := time.Now()
 	f.PVC(ctx, ns, "data", framework.Claim{Class: sc.Name, Size: dataSize, Block: block})
+	// The writer stays with its volume until the PVC reports the new
+	// size: a block device grows before the kubelet's NodeExpandVolume,
+	// which the kubelet calls only for a running pod.
 	f.Pod(ctx, ns, framework.Workload{Name: "writer", PVC: "data", Block: block, Script: framework.WriterScript, Node: node,
-		Env: merge(podEnv, map[string]string{"TARGET_KIB": target})})
+		Env: merge(podEnv, map[string]string{"TARGET_KIB": target}), Stop: fam.ExpandVisible})
 	_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
 	f.Timings.Since(fam.Name, mode, framework.PVCToBound, start)
 	Expect(pv.Spec.CSI).NotTo(BeNil())
@@ -121,7 +124,9 @@ func dataPath(ctx context.Context, fam backends.Family, block bool) {
 	start = time.Now()
 	f.ExpandPVC(ctx, ns, "data", grownSize)
 	f.WaitPVCCapacity(ctx, ns, "data", grownSize, 5*time.Minute)
+	f.Timings.Since(fam.Name, mode, framework.ExpandCapacity, start)
 	if fam.ExpandVisible {
+		f.StopPod(ctx, ns, "writer")
 		msg := f.WaitPodSucceeded(ctx, ns, "writer", 5*time.Minute)
 		f.Timings.Since(fam.Name, mode, framework.ExpandInPod, start)
 		Expect(msg).To(HavePrefix("size_kib="), "the writer saw the volume grow")
