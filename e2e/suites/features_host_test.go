@@ -78,9 +78,9 @@ func controllerVAC(ctx context.Context) {
 	conn := ensureConnection(ctx, fam)
 	ns := f.Namespace(ctx, "vac-ctl")
 	sc := immediateClass(ctx, fam, conn, "vac-ctl")
-	lz4 := attributesClass(ctx, map[string]string{"compression": "lz4", "atime": "off"})
-	zstd := attributesClass(ctx, map[string]string{"compression": "zstd", "atime": "on", "recordsize": "16K"})
-	fixed := attributesClass(ctx, map[string]string{"volblocksize": "8K"})
+	lz4 := attributesClass(ctx, f.Config.DriverName, map[string]string{"compression": "lz4", "atime": "off"})
+	zstd := attributesClass(ctx, f.Config.DriverName, map[string]string{"compression": "zstd", "atime": "on", "recordsize": "16K"})
+	fixed := attributesClass(ctx, f.Config.DriverName, map[string]string{"volblocksize": "8K"})
 
 	By("a PVC made with the lz4 class: CreateVolume sets its properties")
 	pvcWithVAC(ctx, ns, "data", sc, lz4)
