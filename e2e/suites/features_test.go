@@ -56,6 +56,8 @@ var _ = Describe("group snapshots and volume attributes", Label("features"), Ord
 		func(ctx SpecContext) { groupSnapshot(ctx, conn, node) }, NodeTimeout(20*time.Minute))
 	It("zfs-generic-nfs: changing a PVC's VolumeAttributesClass changes the ZFS property; an immutable key is refused", Label("zfs-generic-nfs", "vm", "vac"),
 		func(ctx SpecContext) { volumeAttributesClass(ctx, conn, node) }, NodeTimeout(15*time.Minute))
+	It("zfs-generic-nfs: after the storage host lost an encrypted volume's key, a pod starts once its class names the controller-publish secret; without it the attach fails naming the dataset", Label("zfs-generic-nfs", "vm", "encrypt"),
+		func(ctx SpecContext) { encryptedPublish(ctx, conn, node) }, NodeTimeout(15*time.Minute))
 })
 
 func zfsFamily() backends.Family {
