@@ -214,13 +214,10 @@ func volumeAttributesClass(ctx context.Context, conn, node string) {
 	fixed := attributesClass(ctx, featuresDriver, map[string]string{"volblocksize": "8K"})
 
 	By("a PVC made with the lz4 class")
-	// framework.Claim has no class field: the claim gets it by a patch
-	// before its pod is scheduled (WaitForFirstConsumer), so CreateVolume
-	// carries the class's mutable_parameters.
-	f.PVC(ctx, ns, "data", framework.Claim{Class: sc.Name, Size: dataSize})
-	_, err := f.Kube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, "data", types.MergePatchType,
-		[]byte(`{"spec":{"volumeAttributesClassName":"`+lz4+`"}}`), metav1.PatchOptions{})
-	Expect(err).NotTo(HaveOccurred())
+	// The class is in the claim from its creation (Kubernetes refuses to
+	// add one to a claim that is not bound yet), so CreateVolume carries
+	// its mutable_parameters.
+	pvcWithVAC(ctx, ns, "data", sc.Name, lz4)
 	f.Pod(ctx, ns, framework.Workload{Name: "writer", PVC: "data", Script: framework.WriterScript, Node: node,
 		Env: map[string]string{"PATTERN": "vac " + ns, "BYTES": "4096", "TARGET_KIB": "0"}})
 	_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
@@ -237,7 +234,7 @@ func volumeAttributesClass(ctx context.Context, conn, node string) {
 
 	By("a class with an immutable key is refused, naming it; the volume keeps its properties")
 	patchVAC(ctx, ns, "data", fixed)
-	_, err = f.WaitEvent(ctx, ns, "data", 3*time.Minute, "volblocksize")
+	_, err := f.WaitEvent(ctx, ns, "data", 3*time.Minute, "volblocksize")
 	Expect(err).NotTo(HaveOccurred(), "an event on the PVC names the refused key")
 	expectZFSProp(ctx, ds, "compression", "zstd")
 	patchVAC(ctx, ns, "data", zstd) // let the PVC settle before cleanup
