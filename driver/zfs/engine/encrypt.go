@@ -245,7 +245,7 @@ func (eng *Engine) loadKey(ctx context.Context, ds, root string, enc *Encryption
 		return eng.zfsErr(err, "mounting "+ds)
 	}
 	if _, ok := eng.share.(PropertySharer); ok && share {
-		if _, err := cli.Do(ctx, "zfs share", cliArgv(cli, "share", ds), zfs.RunOptions{}); err != nil {
+		if _, err := cli.Do(ctx, "zfs share", cliArgv(cli, "share", ds), zfs.RunOptions{}); err != nil && !strings.Contains(err.Error(), "already shared") {
 			return eng.zfsErr(err, "sharing "+ds+" again after loading its key")
 		}
 	}
