@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 
@@ -160,4 +161,85 @@ func expectKeyNotLogged(ctx context.Context, key, pvName string) {
 		}
 	}
 	Expect(sawPV).To(BeTrue(), "no controller log mentions %s: the logs read are not the ones that provisioned it", pvName)
+}
+
+// encryptedPublish is the storage host's reboot in the cluster: every key
+// unloaded behind the driver's back (zfs unload-key over SSH on the
+// storage host), then a pod on each of two encrypted PVCs. The class that
+// names the secret as csi.storage.k8s.io/controller-publish-secret-name
+// gets its key loaded by ControllerPublishVolume (the external-attacher
+// passes the secret; the features release has attachRequired: true) and
+// its pod runs and writes; the class that names none leaves its
+// VolumeAttachment failing with the driver's FAILED_PRECONDITION naming
+// the dataset and the parameters, and its key unloaded. The key is in no
+// controller log.
+func encryptedPublish(ctx context.Context, conn, node string) {
+	fam := zfsFamily()
+	ns := f.Namespace(ctx, "enc-pub")
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	key := "e2e-passphrase-" + hex.EncodeToString(b[:])
+	secret(ctx, "enc-key", ns, map[string]string{"encryptionKey": key})
+	allowSecrets(ctx, ns, "enc-key")
+	class := func(prefix string, publish bool) string {
+		params := fam.StorageParameters(env, conn)
+		params["encryption"] = "true"
+		params["csi.storage.k8s.io/provisioner-secret-name"] = "enc-key"
+		params["csi.storage.k8s.io/provisioner-secret-namespace"] = ns
+		if publish {
+			params["csi.storage.k8s.io/controller-publish-secret-name"] = "enc-key"
+			params["csi.storage.k8s.io/controller-publish-secret-namespace"] = ns
+		}
+		return f.StorageClass(ctx, prefix, framework.Class{Driver: featuresDriver, Parameters: params, Binding: storagev1.VolumeBindingImmediate}).Name
+	}
+
+	By("two encrypted PVCs, one of a class naming the publish secret, bind with their keys loaded")
+	f.PVC(ctx, ns, "data", framework.Claim{Class: class("enc-pub", true), Size: dataSize})
+	f.PVC(ctx, ns, "bare", framework.Claim{Class: class("enc-nopub", false), Size: dataSize})
+	_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
+	_, bpv := f.WaitPVCBound(ctx, ns, "bare", 5*time.Minute)
+	ds := zfsDataset(conn, strings.TrimPrefix(pv.Spec.CSI.VolumeHandle, "v:"+conn+"/"))
+	bds := zfsDataset(conn, strings.TrimPrefix(bpv.Spec.CSI.VolumeHandle, "v:"+conn+"/"))
+	expectZFSProp(ctx, ds, "keystatus", "available")
+	expectZFSProp(ctx, bds, "keystatus", "available")
+
+	By("the storage host reboots: every key unloaded behind the driver's back")
+	for _, d := range []string{ds, bds} {
+		zfsRun(ctx, "zfs unload-key "+d)
+		expectZFSProp(ctx, d, "keystatus", "unavailable")
+		expectZFSProp(ctx, d, "mounted", "no")
+	}
+
+	By("a pod on the PVC whose class names the publish secret starts: ControllerPublishVolume loaded the key")
+	start := time.Now()
+	podEnv := map[string]string{"PATTERN": "enc-pub " + ns, "BYTES": "4096", "TARGET_KIB": "0"}
+	f.Pod(ctx, ns, framework.Workload{Name: "writer", PVC: "data", Script: framework.WriterScript, Node: node, Env: podEnv})
+	f.WaitPodReady(ctx, ns, "writer", 6*time.Minute)
+	GinkgoWriter.Printf("pod on the encrypted PVC Ready %s after the key was unloaded\n", time.Since(start).Round(time.Second))
+	expectZFSProp(ctx, ds, "keystatus", "available")
+	expectZFSProp(ctx, ds, "mounted", "yes")
+
+	By("a pod on the PVC whose class names none does not attach: FAILED_PRECONDITION naming the dataset and the parameters; the key stays unloaded")
+	f.Pod(ctx, ns, framework.Workload{Name: "stuck", PVC: "bare", Script: framework.WriterScript, Node: node, Env: podEnv})
+	Expect(f.Wait(ctx, "the VolumeAttachment of "+bpv.Name+" to fail with the driver's reason", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
+		vas, err := f.Kube.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return framework.Retry(err)
+		}
+		for _, va := range vas.Items {
+			if va.Spec.Source.PersistentVolumeName == nil || *va.Spec.Source.PersistentVolumeName != bpv.Name {
+				continue
+			}
+			if e := va.Status.AttachError; e != nil {
+				ok := strings.Contains(e.Message, bds) && strings.Contains(e.Message, "controller-publish-secret-name") && strings.Contains(e.Message, "FailedPrecondition")
+				return ok, e.Message, nil
+			}
+			return false, fmt.Sprintf("attached=%v, no error yet", va.Status.Attached), nil
+		}
+		return false, "no VolumeAttachment yet", nil
+	})).To(Succeed())
+	expectZFSProp(ctx, bds, "keystatus", "unavailable")
+
+	By("the key is in none of the controller's logs")
+	expectKeyNotLogged(ctx, key, pv.Name)
 }

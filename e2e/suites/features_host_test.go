@@ -41,14 +41,6 @@ func needVAC(ctx context.Context) {
 	}
 }
 
-// immediateClass is a StorageClass of fam on connection conn that binds
-// at once (no pod needed).
-func immediateClass(ctx context.Context, fam backends.Family, conn, prefix string) string {
-	GinkgoHelper()
-	return f.StorageClass(ctx, prefix, framework.Class{Driver: f.Config.DriverName, Parameters: fam.StorageParameters(env, conn),
-		Binding: storagev1.VolumeBindingImmediate}).Name
-}
-
 // pvcWithVAC creates a labelled claim that names a VolumeAttributesClass
 // from the start, so CreateVolume carries its mutable_parameters (an
 // Immediate claim would be provisioned before a later patch).
@@ -72,15 +64,21 @@ func pvcWithVAC(ctx context.Context, ns, name, class, vac string) {
 	DeferCleanup(func(ctx context.Context) { f.DeletePVC(ctx, ns, name) }, NodeTimeout(5*time.Minute))
 }
 
+// controllerVAC runs on the zones release too (a Deployment on the host):
+// with the storage VM, the main release's connection pins its volumes to
+// the VM's node, whose per-node csi-provisioner takes Immediate claims only
+// slowly or not at all (the first VM run: Pending for 5 minutes while the
+// VM's driver pod restarted), and this spec is about the controller.
 func controllerVAC(ctx context.Context) {
 	fam := zfsFamily()
 	needVAC(ctx)
-	conn := ensureConnection(ctx, fam)
+	conn, driver := zonesConnection(ctx, fam, "e2e-vac-")
 	ns := f.Namespace(ctx, "vac-ctl")
-	sc := immediateClass(ctx, fam, conn, "vac-ctl")
-	lz4 := attributesClass(ctx, map[string]string{"compression": "lz4", "atime": "off"})
-	zstd := attributesClass(ctx, map[string]string{"compression": "zstd", "atime": "on", "recordsize": "16K"})
-	fixed := attributesClass(ctx, map[string]string{"volblocksize": "8K"})
+	sc := f.StorageClass(ctx, "vac-ctl", framework.Class{Driver: driver, Parameters: fam.StorageParameters(env, conn),
+		Binding: storagev1.VolumeBindingImmediate}).Name
+	lz4 := attributesClass(ctx, driver, map[string]string{"compression": "lz4", "atime": "off"})
+	zstd := attributesClass(ctx, driver, map[string]string{"compression": "zstd", "atime": "on", "recordsize": "16K"})
+	fixed := attributesClass(ctx, driver, map[string]string{"volblocksize": "8K"})
 
 	By("a PVC made with the lz4 class: CreateVolume sets its properties")
 	pvcWithVAC(ctx, ns, "data", sc, lz4)
@@ -116,20 +114,10 @@ func controllerVAC(ctx context.Context) {
 // a label the snapshot-controller puts on VolumeSnapshotContents only; a
 // group would wait there forever (docs/features.md, "Cluster pieces").
 func controllerGroupSnapshot(ctx context.Context) {
-	if f.Config.ZonesDriverName == "" || f.ZoneConns == nil {
-		skipOrFail("no zones release (its controller is a Deployment, which group snapshots need): set E2E_ZONES_DRIVER_NAME and E2E_ZONES_CONNECTIONS (make e2e installs it)")
-	}
 	fam := zfsFamily()
 	needGroupSnapshots(ctx)
-	conn := "e2e-grp-" + fam.Short
-	content := fam.Connection(env, conn)
-	Expect(f.ZoneConns.Put(ctx, conn, content)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) { _ = f.ZoneConns.Delete(ctx, conn) })
-	// The zones controller's image has no cat for WaitConnectionFile: a
-	// new pod mounts the Secret as it is now instead.
-	restartZonesController(ctx)
+	conn, driver := zonesConnection(ctx, fam, "e2e-grp-")
 	ns := f.Namespace(ctx, "grp-ctl")
-	driver := f.Config.ZonesDriverName
 	sc := f.StorageClass(ctx, "grp-ctl", framework.Class{Driver: driver, Parameters: fam.StorageParameters(env, conn),
 		Binding: storagev1.VolumeBindingImmediate}).Name
 
@@ -177,4 +165,23 @@ func restartZonesController(ctx context.Context) {
 func zfsSnapshots(ctx context.Context, ds string) []string {
 	GinkgoHelper()
 	return strings.Fields(zfsRun(ctx, "zfs list -H -t snapshot -o name -r "+ds))
+}
+
+// zonesConnection writes fam's connection (no topology: the zones
+// controller runs on the host and reaches the ZFS host from there) into the
+// zones release's Secret as <prefix><family>, restarts its controller so
+// it reads it, and returns the connection and the zones driver's name.
+// Without a zones release the spec skips.
+func zonesConnection(ctx context.Context, fam backends.Family, prefix string) (string, string) {
+	GinkgoHelper()
+	if f.Config.ZonesDriverName == "" || f.ZoneConns == nil {
+		skipOrFail("no zones release (a controller Deployment on the host): set E2E_ZONES_DRIVER_NAME and E2E_ZONES_CONNECTIONS (make e2e installs it)")
+	}
+	conn := prefix + fam.Short
+	Expect(f.ZoneConns.Put(ctx, conn, fam.Connection(env, conn))).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { _ = f.ZoneConns.Delete(ctx, conn) })
+	// The zones controller's image has no cat for WaitConnectionFile: a
+	// new pod mounts the Secret as it is now instead.
+	restartZonesController(ctx)
+	return conn, f.Config.ZonesDriverName
 }

@@ -37,11 +37,27 @@ import (
 	"github.com/switchyard-csi/switchyard/e2e/framework"
 )
 
-var _ = Describe("group snapshots and volume attributes", Label("features"), func() {
+// Both run on the features release (features_release_test.go): a
+// Deployment-mode controller on the host, its node plugin on the storage
+// VM's node, the main release's connection. Ordered so the release is
+// installed once for both; ContinueOnFailure so one failing does not skip
+// the other.
+var _ = Describe("group snapshots and volume attributes", Label("features"), Ordered, ContinueOnFailure, func() {
+	var conn, node string
+	BeforeAll(func(ctx SpecContext) {
+		fam := zfsFamily()
+		node = nodeFor(ctx, fam)
+		conn = ensureConnection(ctx, fam)
+		installFeaturesRelease(ctx, node)
+	}, NodeTimeout(20*time.Minute))
+	AfterAll(func(ctx SpecContext) { uninstallFeaturesRelease(ctx) }, NodeTimeout(6*time.Minute))
+
 	It("zfs-generic-nfs: a VolumeGroupSnapshot of two PVCs written at one instant restores both", Label("zfs-generic-nfs", "vm", "groupsnapshot"),
-		func(ctx SpecContext) { groupSnapshot(ctx) }, NodeTimeout(20*time.Minute))
+		func(ctx SpecContext) { groupSnapshot(ctx, conn, node) }, NodeTimeout(20*time.Minute))
 	It("zfs-generic-nfs: changing a PVC's VolumeAttributesClass changes the ZFS property; an immutable key is refused", Label("zfs-generic-nfs", "vm", "vac"),
-		func(ctx SpecContext) { volumeAttributesClass(ctx) }, NodeTimeout(15*time.Minute))
+		func(ctx SpecContext) { volumeAttributesClass(ctx, conn, node) }, NodeTimeout(15*time.Minute))
+	It("zfs-generic-nfs: after the storage host lost an encrypted volume's key, a pod starts once its class names the controller-publish secret; without it the attach fails naming the dataset", Label("zfs-generic-nfs", "vm", "encrypt"),
+		func(ctx SpecContext) { encryptedPublish(ctx, conn, node) }, NodeTimeout(15*time.Minute))
 })
 
 func zfsFamily() backends.Family {
@@ -63,13 +79,11 @@ func needGroupSnapshots(ctx context.Context) {
 	}
 }
 
-func groupSnapshot(ctx context.Context) {
+func groupSnapshot(ctx context.Context, conn, node string) {
 	fam := zfsFamily()
 	needGroupSnapshots(ctx)
-	node := nodeFor(ctx, fam)
-	conn := ensureConnection(ctx, fam)
 	ns := f.Namespace(ctx, "grp")
-	sc := f.StorageClass(ctx, "grp", framework.Class{Driver: f.Config.DriverName, Parameters: fam.StorageParameters(env, conn), Binding: storagev1.VolumeBindingWaitForFirstConsumer})
+	sc := f.StorageClass(ctx, "grp", framework.Class{Driver: featuresDriver, Parameters: fam.StorageParameters(env, conn), Binding: storagev1.VolumeBindingWaitForFirstConsumer})
 	// One pattern for both volumes, written before the group is taken:
 	// a group snapshot is one instant, so both members hold it.
 	pattern := "switchyard-e2e group " + ns + " " + time.Now().UTC().Format(time.RFC3339Nano)
@@ -86,7 +100,7 @@ func groupSnapshot(ctx context.Context) {
 	}
 
 	By("a VolumeGroupSnapshot of both (label selector)")
-	takeGroupSnapshot(ctx, f.Config.DriverName, ns, "group", conn)
+	takeGroupSnapshot(ctx, featuresDriver, ns, "group", conn)
 
 	By("the member VolumeSnapshots restore both volumes with the pattern")
 	members := groupMembers(ctx, ns, "group")
@@ -190,27 +204,20 @@ func deleteGroupSnapshot(ctx context.Context, ns, name string) {
 	})).To(Succeed())
 }
 
-func volumeAttributesClass(ctx context.Context) {
+func volumeAttributesClass(ctx context.Context, conn, node string) {
 	fam := zfsFamily()
-	if _, err := f.Kube.StorageV1().VolumeAttributesClasses().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-		skipOrFail("the cluster does not serve storage.k8s.io/v1 VolumeAttributesClass: " + err.Error())
-	}
-	node := nodeFor(ctx, fam)
-	conn := ensureConnection(ctx, fam)
+	needVAC(ctx)
 	ns := f.Namespace(ctx, "vac")
-	sc := f.StorageClass(ctx, "vac", framework.Class{Driver: f.Config.DriverName, Parameters: fam.StorageParameters(env, conn), Binding: storagev1.VolumeBindingWaitForFirstConsumer})
-	lz4 := attributesClass(ctx, map[string]string{"compression": "lz4", "atime": "off"})
-	zstd := attributesClass(ctx, map[string]string{"compression": "zstd", "atime": "on"})
-	fixed := attributesClass(ctx, map[string]string{"volblocksize": "8K"})
+	sc := f.StorageClass(ctx, "vac", framework.Class{Driver: featuresDriver, Parameters: fam.StorageParameters(env, conn), Binding: storagev1.VolumeBindingWaitForFirstConsumer})
+	lz4 := attributesClass(ctx, featuresDriver, map[string]string{"compression": "lz4", "atime": "off"})
+	zstd := attributesClass(ctx, featuresDriver, map[string]string{"compression": "zstd", "atime": "on"})
+	fixed := attributesClass(ctx, featuresDriver, map[string]string{"volblocksize": "8K"})
 
 	By("a PVC made with the lz4 class")
-	// framework.Claim has no class field: the claim gets it by a patch
-	// before its pod is scheduled (WaitForFirstConsumer), so CreateVolume
-	// carries the class's mutable_parameters.
-	f.PVC(ctx, ns, "data", framework.Claim{Class: sc.Name, Size: dataSize})
-	_, err := f.Kube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, "data", types.MergePatchType,
-		[]byte(`{"spec":{"volumeAttributesClassName":"`+lz4+`"}}`), metav1.PatchOptions{})
-	Expect(err).NotTo(HaveOccurred())
+	// The class is in the claim from its creation (Kubernetes refuses to
+	// add one to a claim that is not bound yet), so CreateVolume carries
+	// its mutable_parameters.
+	pvcWithVAC(ctx, ns, "data", sc.Name, lz4)
 	f.Pod(ctx, ns, framework.Workload{Name: "writer", PVC: "data", Script: framework.WriterScript, Node: node,
 		Env: map[string]string{"PATTERN": "vac " + ns, "BYTES": "4096", "TARGET_KIB": "0"}})
 	_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
@@ -227,17 +234,17 @@ func volumeAttributesClass(ctx context.Context) {
 
 	By("a class with an immutable key is refused, naming it; the volume keeps its properties")
 	patchVAC(ctx, ns, "data", fixed)
-	_, err = f.WaitEvent(ctx, ns, "data", 3*time.Minute, "volblocksize")
+	_, err := f.WaitEvent(ctx, ns, "data", 3*time.Minute, "volblocksize")
 	Expect(err).NotTo(HaveOccurred(), "an event on the PVC names the refused key")
 	expectZFSProp(ctx, ds, "compression", "zstd")
 	patchVAC(ctx, ns, "data", zstd) // let the PVC settle before cleanup
 }
 
-func attributesClass(ctx context.Context, params map[string]string) string {
+func attributesClass(ctx context.Context, driver string, params map[string]string) string {
 	GinkgoHelper()
 	vac := &storagev1.VolumeAttributesClass{
 		ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("e2e-vac"), Labels: map[string]string{framework.LabelKey: "true"}},
-		DriverName: f.Config.DriverName,
+		DriverName: driver,
 		Parameters: params,
 	}
 	_, err := f.Kube.StorageV1().VolumeAttributesClasses().Create(ctx, vac, metav1.CreateOptions{})

@@ -20,6 +20,8 @@ type cli struct {
 	err  io.Writer
 	prog string // "zfs" or "zpool"
 	cmd  string // the current subcommand, for its usage text
+	// unprivileged: run by a user without root (ZFSUnprivileged).
+	unprivileged bool
 }
 
 func newCLI(m *Model, prog string, stdin io.Reader, stdout, stderr io.Writer) *cli {

@@ -40,7 +40,7 @@ func (m *Model) create(name string, typ Type, props []kv, opts CreateOptions) er
 	}
 	var key *keyInput
 	if loc, format, ok := wantsKey(props); ok {
-		k := fetchKey(loc, format, opts.Key)
+		k := m.fetchKey(loc, format, opts.Key)
 		key = &k
 	}
 	if err := m.begin(); err != nil {

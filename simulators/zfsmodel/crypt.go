@@ -113,27 +113,6 @@ func readKeyMaterial(r io.Reader, format string) ([]byte, error) {
 	return []byte(strings.TrimSuffix(string(line), "\n")), nil
 }
 
-// fetchKey reads key material from a key location: stdin for "prompt",
-// the file for file:// (keylocation=https:// is not modelled).
-func fetchKey(location, format string, stdin io.Reader) keyInput {
-	switch {
-	case location == "prompt":
-		km, err := readKeyMaterial(stdin, format)
-		return keyInput{km, err}
-	case strings.HasPrefix(location, "file://"):
-		f, err := os.Open(strings.TrimPrefix(location, "file://"))
-		if err != nil {
-			return keyInput{err: errors.New("Failed to open key material file: " + strerror(err))}
-		}
-		defer f.Close()
-		km, err := readKeyMaterial(f, format)
-		return keyInput{km, err}
-	case strings.HasPrefix(location, "https://"), strings.HasPrefix(location, "http://"):
-		return keyInput{err: errors.New("URI scheme is not supported")}
-	}
-	return keyInput{err: errors.New("Invalid keylocation")}
-}
-
 // strerror words a file error as strerror(3) does.
 func strerror(err error) string {
 	switch {

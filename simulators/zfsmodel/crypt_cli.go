@@ -14,6 +14,12 @@ import (
 // LoadKey loads the key of encryption root name from location ("" for its
 // keylocation property; "prompt" reads stdin). noop only verifies it.
 func (m *Model) LoadKey(name, location string, noop bool, stdin io.Reader) error {
+	return m.loadKey(name, location, noop, stdin, true)
+}
+
+// loadKey is LoadKey; without privilege every check and the reading of
+// the key happen as for root, and then the kernel refuses (EPERM).
+func (m *Model) loadKey(name, location string, noop bool, stdin io.Reader, privileged bool) error {
 	if err := m.beginRead(); err != nil {
 		return err
 	}
@@ -27,7 +33,7 @@ func (m *Model) LoadKey(name, location string, noop bool, stdin io.Reader) error
 	if err != nil {
 		return err
 	}
-	key := fetchKey(loc, format, stdin)
+	key := m.fetchKey(loc, format, stdin)
 	if err := m.begin(); err != nil {
 		return err
 	}
@@ -44,6 +50,9 @@ func (m *Model) LoadKey(name, location string, noop bool, stdin io.Reader) error
 	}
 	if aux := validateKey(format, key.material, false); aux != "" {
 		return errCrypto(ctx, aux)
+	}
+	if !privileged {
+		return errCrypto(ctx, "Permission denied.")
 	}
 	if !keyMatches(d, key.material) {
 		return errCrypto(ctx, fmt.Sprintf("Incorrect key provided for '%s'.", d.full))
@@ -88,7 +97,9 @@ func rootName(r *dataset) string {
 // mounted), so where zfs wants the filesystems unmounted first
 // ("'<ds>' is busy."), the model unmounts them as the unload makes them
 // unreadable.
-func (m *Model) UnloadKey(name string) error {
+func (m *Model) UnloadKey(name string) error { return m.unloadKey(name, true) }
+
+func (m *Model) unloadKey(name string, privileged bool) error {
 	if err := m.begin(); err != nil {
 		return err
 	}
@@ -106,6 +117,9 @@ func (m *Model) UnloadKey(name string) error {
 	}
 	if !m.keys[d.guid] {
 		return errCrypto(ctx, fmt.Sprintf("Key already unloaded for '%s'.", d.full))
+	}
+	if !privileged {
+		return errCrypto(ctx, "Permission denied.")
 	}
 	delete(m.keys, d.guid)
 	m.remountAll()
@@ -163,9 +177,9 @@ func (c *cli) loadUnload(args []string, load bool) int {
 		attempted++
 		var err error
 		if load {
-			err = c.m.LoadKey(name, location, noop, c.in)
+			err = c.m.loadKey(name, location, noop, c.in, !c.unprivileged)
 		} else {
-			err = c.m.UnloadKey(name)
+			err = c.m.unloadKey(name, !c.unprivileged)
 		}
 		if err != nil {
 			c.fail(err)
@@ -276,7 +290,7 @@ func (m *Model) changeKey(name string, props []kv, inherit, load bool, stdin io.
 			return err
 		}
 		cc.format, cc.location = format, location
-		key = fetchKey(location, format, stdin)
+		key = m.fetchKey(location, format, stdin)
 		if key.err != nil {
 			return errCrypto(ctx, key.err.Error())
 		}

@@ -107,12 +107,17 @@ func TestEncryptionFormats(t *testing.T) {
 			t.Errorf("%s: %q, want %q", ds, got, want)
 		}
 	}
-	// A key file (keylocation=file://).
-	f := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(f, []byte(testPass+"\n"), 0o600); err != nil {
+	// A key file (keylocation=file://) on the simulated host: in one of
+	// its mounted filesystems (crypt_keyfile_test.go has the rest).
+	must(t, m, "zfs create tank/keys")
+	dir, ok := m.HostPath("/tank/keys")
+	if !ok {
+		t.Fatal("no host path for /tank/keys")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "key"), []byte(testPass+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	must(t, m, "zfs create -o encryption=on -o keyformat=passphrase -o keylocation=file://"+f+" tank/file")
+	must(t, m, "zfs create -o encryption=on -o keyformat=passphrase -o keylocation=file:///tank/keys/key tank/file")
 	must(t, m, "zfs unload-key tank/file")
 	must(t, m, "zfs load-key tank/file")
 	wantErr(t, m, "", "zfs create -o encryption=on -o keyformat=passphrase -o keylocation=file:///nonexistent/key tank/nofile", 1,

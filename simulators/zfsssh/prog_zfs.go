@@ -1,6 +1,7 @@
 package zfsssh
 
 import (
+	"io"
 	"strings"
 )
 
@@ -14,7 +15,21 @@ var zfsReadOnly = map[string]bool{"list": true, "get": true, "version": true, "h
 var zpoolReadOnly = map[string]bool{"list": true, "get": true, "status": true, "iostat": true, "version": true,
 	"help": true, "-?": true, "-V": true, "--version": true}
 
+// unprivilegedKeys is a Host that runs zfs load-key and unload-key for a
+// user without root as OpenZFS does (*zfsmodel.Model): zfs checks the
+// dataset and reads the key first, and only the kernel refuses, so the
+// answer is libzfs's "Key load error: Permission denied." after those
+// checks, not the generic refusal below.
+type unprivilegedKeys interface {
+	ZFSUnprivileged(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
 func zfsCmd(p *proc, argv []string) int {
+	if len(argv) > 1 && !p.root && (argv[1] == "load-key" || argv[1] == "unload-key") {
+		if h, ok := p.env.srv.host.(unprivilegedKeys); ok {
+			return h.ZFSUnprivileged(argv[1:], p.std.in, p.std.out, p.std.err)
+		}
+	}
 	if len(argv) > 1 && !p.root && !zfsReadOnly[argv[1]] {
 		p.printf("%s\n", zfsDenied(argv[1:]))
 		return 1

@@ -123,12 +123,15 @@ func checkInitiator(nodeID, name string, kind Initiator) (string, error) {
 	return name, nil
 }
 
-// ControllerPublishVolume grants the node's initiator access to the
-// volume's target. Without host access (the default) there is nothing to
-// attach: UNIMPLEMENTED, which the proxy answers for the backend.
+// ControllerPublishVolume loads the volume's encryption key when the
+// storage host has it unloaded (encrypt_publish.go) and grants the node's
+// initiator access to the volume's target. With open targets (the
+// default) there is nothing to grant: a zfs command-line backend still
+// answers, for the key, and the TrueNAS API backends (no encrypted
+// volumes) answer UNIMPLEMENTED, which the proxy answers for the backend.
 func (e *Engine) ControllerPublishVolume(ctx context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
 	h, kind := e.hostAccess()
-	if h == nil {
+	if h == nil && e.publishKeyProps() == nil {
 		return nil, status.Errorf(codes.Unimplemented, "%s targets admit every initiator (iscsi/nvmeof.hostAccess is not allowList): there is no publish step", e.cfg.driver)
 	}
 	switch {
@@ -139,16 +142,26 @@ func (e *Engine) ControllerPublishVolume(ctx context.Context, req *csi.Controlle
 	case req.GetVolumeCapability() == nil:
 		return nil, status.Error(codes.InvalidArgument, "volume_capability is required")
 	}
-	ds, props, err := e.readVolume(ctx, req.GetVolumeId())
+	ds, props, err := e.readVolume(ctx, req.GetVolumeId(), e.publishKeyProps()...)
 	if err != nil {
 		return nil, err
 	}
 	if why := e.checkCapability(req.GetVolumeCapability()); why != "" {
 		return nil, status.Error(codes.InvalidArgument, why)
 	}
-	name, err := e.initiatorOf(req.GetNodeId(), kind)
-	if err != nil {
+	name := ""
+	if h != nil {
+		// Before the key: a node the target cannot admit is refused
+		// without touching the host.
+		if name, err = e.initiatorOf(req.GetNodeId(), kind); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.publishKey(ctx, ds, props, req.GetSecrets()); err != nil {
 		return nil, err
+	}
+	if h == nil {
+		return &csi.ControllerPublishVolumeResponse{}, nil
 	}
 	if err := h.Grant(ctx, ds, props, name); err != nil {
 		return nil, err
@@ -189,14 +202,19 @@ func (e *Engine) ControllerUnpublishVolume(ctx context.Context, req *csi.Control
 	return &csi.ControllerUnpublishVolumeResponse{}, nil
 }
 
-// readVolume reads a provisioned volume's dataset and properties;
-// NOT_FOUND when there is none.
-func (e *Engine) readVolume(ctx context.Context, id string) (string, zfs.Properties, error) {
+// readVolume reads a provisioned volume's dataset and properties, and
+// the extra properties asked for; NOT_FOUND when there is none. Extra
+// encryption properties a host's zfs does not know (zfs-fuse) are left
+// out: such a host has no encrypted volume.
+func (e *Engine) readVolume(ctx context.Context, id string, extra ...string) (string, zfs.Properties, error) {
 	if !volumeIDOK(id) {
 		return "", nil, status.Errorf(codes.NotFound, "volume %s does not exist", echo.Quote(id))
 	}
 	ds := e.cfg.datasetName(id)
-	props, err := e.zfs.Get(ctx, ds, e.volumeProps()...)
+	props, err := e.zfs.Get(ctx, ds, append(e.volumeProps(), extra...)...)
+	if err != nil && len(extra) > 0 && noKeyProps(err) {
+		props, err = e.zfs.Get(ctx, ds, e.volumeProps()...)
+	}
 	if zfs.IsNotExist(err) {
 		return "", nil, status.Errorf(codes.NotFound, "volume %s does not exist (no dataset %s)", id, ds)
 	}

@@ -182,31 +182,71 @@ func (eng *Engine) CreateEncrypted(ctx context.Context, ds string, o zfs.CreateO
 	return nil
 }
 
-// EnsureKeyLoaded loads the volume's key when zfs has it unloaded (after a
-// reboot or pool import), before the volume is shared or attached, and
-// mounts a filesystem. A wrong key is FAILED_PRECONDITION naming the
-// dataset; an unencrypted dataset needs nothing.
+// EnsureKeyLoaded loads the key of ds's encryption root when zfs has it
+// unloaded (after a reboot or pool import), before the volume is shared or
+// attached, and mounts a filesystem. A wrong key is FAILED_PRECONDITION
+// naming the dataset; an unencrypted dataset needs nothing. A clone's key
+// is its origin's: zfs loads keys only on an encryption root, so the root
+// is what gets the key.
 func (eng *Engine) EnsureKeyLoaded(ctx context.Context, ds string, enc *Encryption) error {
-	p, err := eng.zfs.Get(ctx, ds, "keystatus", "encryption")
+	p, err := eng.zfs.Get(ctx, ds, keyProps...)
 	if err != nil {
 		return eng.zfsErr(err, "reading the key status of "+ds)
 	}
-	if p["encryption"].Value == "off" || p["keystatus"].Value != "unavailable" {
+	if !keyUnavailable(p) {
 		return nil
 	}
 	if enc == nil {
-		return status.Errorf(codes.FailedPrecondition, "%s is encrypted and its key is not loaded; the request carries no %s to load it", ds, SecretEncryptionKey)
+		return status.Errorf(codes.FailedPrecondition, "%s is encrypted and the key of its encryption root %s is not loaded; the request carries no %s to load it", ds, encryptionRoot(ds, p), SecretEncryptionKey)
 	}
+	// CreateVolume shares the volume after this (its share properties
+	// are set then), so no zfs share here.
+	return eng.loadKey(ctx, ds, encryptionRoot(ds, p), enc, false)
+}
+
+// keyProps are what tells whether a dataset's key must be loaded, and where.
+var keyProps = []string{"keystatus", "encryptionroot"}
+
+// keyUnavailable: ds is encrypted and zfs has not got its key. keystatus is
+// "-" on an unencrypted dataset, available or unavailable otherwise.
+func keyUnavailable(p zfs.Properties) bool { return p["keystatus"].Value == "unavailable" }
+
+// encryptionRoot is the dataset whose key opens ds (ds itself when zfs
+// does not say).
+func encryptionRoot(ds string, p zfs.Properties) string {
+	if r := p["encryptionroot"].Value; r != "" && r != "-" {
+		return r
+	}
+	return ds
+}
+
+// loadKey runs `zfs load-key` on root with the key on stdin, then mounts
+// the filesystem ds and, with share, shares it again through its share
+// properties (zfs load-key mounts nothing, and the host's boot-time
+// `zfs share -a` passed over the unmounted dataset).
+func (eng *Engine) loadKey(ctx context.Context, ds, root string, enc *Encryption, share bool) error {
 	cli, ok := eng.zfs.(*zfs.CLI)
 	if !ok {
-		return status.Errorf(codes.FailedPrecondition, "%s: loading the key of %s needs the zfs command line", eng.cfg.driver, ds)
+		return status.Errorf(codes.FailedPrecondition, "%s: loading the key of %s needs the zfs command line", eng.cfg.driver, root)
 	}
-	if _, err := cli.Do(ctx, "zfs load-key", cliArgv(cli, "load-key", "-L", "prompt", ds), enc.runOptions()); err != nil {
-		return status.Errorf(codes.FailedPrecondition, "loading the key of %s failed (wrong key in %s?): %v", ds, SecretEncryptionKey, err)
+	_, err := cli.Do(ctx, "zfs load-key", cliArgv(cli, "load-key", "-L", "prompt", root), enc.runOptions())
+	if err != nil && !strings.Contains(err.Error(), "Key already loaded") {
+		what := ds
+		if root != ds {
+			what = ds + " (encryption root " + root + ")"
+		}
+		return status.Errorf(codes.FailedPrecondition, "loading the key of %s failed (wrong key in %s?): %v", what, SecretEncryptionKey, err)
 	}
-	if eng.cfg.kind == filesystem {
-		if _, err := cli.Do(ctx, "zfs mount", cliArgv(cli, "mount", ds), zfs.RunOptions{}); err != nil && !strings.Contains(err.Error(), "already mounted") {
-			return eng.zfsErr(err, "mounting "+ds)
+	eng.log.Info("loaded the encryption key of a volume", "dataset", ds, "encryption_root", root)
+	if eng.cfg.kind != filesystem {
+		return nil
+	}
+	if _, err := cli.Do(ctx, "zfs mount", cliArgv(cli, "mount", ds), zfs.RunOptions{}); err != nil && !strings.Contains(err.Error(), "already mounted") {
+		return eng.zfsErr(err, "mounting "+ds)
+	}
+	if _, ok := eng.share.(PropertySharer); ok && share {
+		if _, err := cli.Do(ctx, "zfs share", cliArgv(cli, "share", ds), zfs.RunOptions{}); err != nil && !strings.Contains(err.Error(), "already shared") {
+			return eng.zfsErr(err, "sharing "+ds+" again after loading its key")
 		}
 	}
 	return nil

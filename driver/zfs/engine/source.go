@@ -59,7 +59,10 @@ func (e *Engine) parseSource(cs *csi.VolumeContentSource) (*source, error) {
 // makeFromSource clones the source into ds, or copies it with zfs send |
 // receive when the StorageClass asks for detached volumes
 // (detachedVolumesFromSnapshots / detachedVolumesFromVolumes).
-func (e *Engine) makeFromSource(ctx context.Context, ds, name string, req *csi.CreateVolumeRequest, src *source) error {
+//
+// enc is the request's key (nil without one): a source whose key the host
+// has unloaded (a reboot) cannot be cloned until it is loaded again.
+func (e *Engine) makeFromSource(ctx context.Context, ds, name string, req *csi.CreateVolumeRequest, src *source, enc *Encryption) error {
 	newID := ds[strings.LastIndexByte(ds, '/')+1:]
 	param := "detachedVolumesFromSnapshots"
 	if src.kind == "volume" {
@@ -89,6 +92,15 @@ func (e *Engine) makeFromSource(ctx context.Context, ds, name string, req *csi.C
 		zfs.Prop{Name: propSourceType, Value: src.kind}, zfs.Prop{Name: propSourceID, Value: src.id})
 	if !detached {
 		err := e.zfs.Clone(ctx, src.snap, ds, props...)
+		if err != nil && strings.Contains(err.Error(), "permission denied") {
+			// zfs says only "permission denied" when the origin's key is
+			// not loaded; read why only then, so a clone costs no extra
+			// round trip otherwise.
+			if lerr := e.sourceKey(ctx, src, enc); lerr != nil {
+				return lerr
+			}
+			err = e.zfs.Clone(ctx, src.snap, ds, props...)
+		}
 		switch {
 		case err == nil, zfs.IsExists(err):
 			return nil
@@ -120,4 +132,29 @@ func (e *Engine) makeFromSource(ctx context.Context, ds, name string, req *csi.C
 		}
 	}
 	return nil
+}
+
+// sourceKey loads the key of the source snapshot's encryption root when
+// the host has it unloaded, with the request's key (the provisioner
+// secret of the new volume's class). nil when the key is loaded or the
+// source is not encrypted: the clone's error was something else.
+func (e *Engine) sourceKey(ctx context.Context, src *source, enc *Encryption) error {
+	p, err := e.zfs.Get(ctx, src.snap, keyProps...)
+	if err != nil {
+		// Not readable (no encryption properties on this host, or the
+		// source gone): the clone's own error says more than this one.
+		return nil //nolint:nilerr // the caller reports the clone's error
+	}
+	if !keyUnavailable(p) {
+		return nil
+	}
+	of := src.snap[:strings.IndexByte(src.snap, '@')]
+	root := encryptionRoot(of, p)
+	if enc == nil {
+		return status.Errorf(codes.FailedPrecondition, "source %s %q (%s) is encrypted and the key of its encryption root %s is not loaded (the storage host restarted or its pool was imported): give the new volume's StorageClass a provisioner secret with that key in %s (%s, %s), or run `zfs load-key %s` on the storage host",
+			src.kind, src.id, of, root, SecretEncryptionKey, "csi.storage.k8s.io/provisioner-secret-name", "csi.storage.k8s.io/provisioner-secret-namespace", root)
+	}
+	// The source filesystem is mounted too (as a boot would have); its
+	// share is left to its own publish.
+	return e.loadKey(ctx, of, root, enc, false)
 }

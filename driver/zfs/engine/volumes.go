@@ -297,7 +297,7 @@ func (e *Engine) baseProps(name string, params map[string]string, clone bool) []
 func (e *Engine) makeDataset(ctx context.Context, ds, name string, size int64, req *csi.CreateVolumeRequest, src *source, enc *Encryption) (string, error) {
 	if src != nil {
 		// A clone keeps its origin's encryption and key (zfs clone).
-		return "", e.makeFromSource(ctx, ds, name, req, src)
+		return "", e.makeFromSource(ctx, ds, name, req, src, enc)
 	}
 	mp, err := e.makeEmpty(ctx, ds, name, size, req, true, enc)
 	if err != nil && !zfs.IsExists(err) {
