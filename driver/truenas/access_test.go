@@ -355,7 +355,8 @@ func TestHostAccessISCSI(t *testing.T) {
 			if admits, _ := iscsiAccess(t, h); !slices.Equal(admits["pvc-3"], []string{"*"}) {
 				t.Errorf("an open connection's target admits %q, want every initiator", admits["pvc-3"])
 			}
-			if _, err := open.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: v3, NodeId: nodeA, VolumeCapability: caps(true)[0]}); status.Code(err) != codes.Unimplemented {
+			if _, err := open.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: v3, NodeId: nodeA, VolumeCapability: caps(true)[0]}); err != nil && status.Code(err) != codes.Unimplemented {
+				// freenas-iscsi (SSH) answers OK, granting nothing; the API drivers leave publish unimplemented.
 				t.Errorf("publish on an open connection: %v", err)
 			}
 			// The same volumes read with allowList: the open target is

@@ -94,6 +94,30 @@ func (s *SSH) openShell(c *sshConn) (*shellSession, error) {
 	return sh, nil
 }
 
+// drain reads what is left on both streams until they end or wait
+// passes: the output of a session that ended before taking a program.
+func (sh *shellSession) drain(wait time.Duration) (ob, eb []byte) {
+	deadline := time.After(wait)
+	outCh, errCh := sh.out, sh.errs
+	for outCh != nil || errCh != nil {
+		select {
+		case b, ok := <-outCh:
+			if !ok {
+				outCh = nil
+			}
+			ob = append(ob, b...)
+		case b, ok := <-errCh:
+			if !ok {
+				errCh = nil
+			}
+			eb = append(eb, b...)
+		case <-deadline:
+			return ob, eb
+		}
+	}
+	return ob, eb
+}
+
 func (sh *shellSession) pump(r io.Reader, ch chan<- []byte) {
 	defer close(ch)
 	defer sh.streamEnded.Store(true)
@@ -283,6 +307,14 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 	roundtrip.Count(ctx, roundtrip.SSH)
 	if n, werr := sh.stdin.Write(frameProgram(line, m)); werr != nil {
 		if n == 0 {
+			// A fresh session that is already gone may be a login shell
+			// that refused the start command: say so rather than retry.
+			if sh.fresh {
+				ob, eb := sh.drain(shellEndWait)
+				if o, k, nr, e := s.shellEnded(ctx, sh, false, ob, eb); errors.Is(e, ErrUnreachable) {
+					return o, k, nr, e
+				}
+			}
 			return lost, false, true, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was sent: %v", prefix, werr)
 		}
 		return lost, false, false, newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, werr)
@@ -295,20 +327,39 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 		ost, est       = frameWaiting, frameWaiting
 	)
 	outCh, errCh := sh.out, sh.errs
+	// When one stream ends the other may still hold the last bytes (a
+	// login shell's complaint on stderr arrives after stdout closed), so
+	// it is read to its end too, for at most shellEndWait.
+	var endWait <-chan time.Time
+	streamDone := func() {
+		if endWait == nil {
+			endWait = time.After(shellEndWait)
+		}
+	}
 	for ost != frameDone || est != frameDone {
 		select {
 		case b, ok := <-outCh:
 			if !ok {
-				return s.shellEnded(ctx, sh, begun, ob, eb)
+				if outCh = nil; errCh == nil {
+					return s.shellEnded(ctx, sh, begun, ob, eb)
+				}
+				streamDone()
+				continue
 			}
 			ob = append(ob, b...)
 			stdout, code, begun, ost = stdoutFrame(ob, m, sh.fresh)
 		case b, ok := <-errCh:
 			if !ok {
-				return s.shellEnded(ctx, sh, begun, ob, eb)
+				if errCh = nil; outCh == nil {
+					return s.shellEnded(ctx, sh, begun, ob, eb)
+				}
+				streamDone()
+				continue
 			}
 			eb = append(eb, b...)
 			stderr, est = stderrFrame(eb, m, sh.fresh)
+		case <-endWait:
+			return s.shellEnded(ctx, sh, begun, ob, eb)
 		case <-ctx.Done():
 			// The session is closed after this (never reused); the
 			// signal (best effort, as for an exec) ends its sh, so that

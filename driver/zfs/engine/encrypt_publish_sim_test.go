@@ -37,12 +37,13 @@ func (s *encSim) keyState(t *testing.T, ds string) string {
 	return st + " mounted=" + zfsGet(t, s.host, "mounted", ds)
 }
 
-// commands counts the commands the SSH server ran (its "exec" lines)
-// that contain what, from the log mark on.
+// commands counts the commands the driver ran (its "command finished"
+// lines, the same whether a command went as its own exec or to the slot's
+// long-lived shell) that contain what, from the log mark on.
 func (s *encSim) commands(mark int, what string) int {
 	n := 0
 	for _, l := range strings.Split(s.logs.String()[mark:], "\n") {
-		if strings.Contains(l, "msg=exec ") && strings.Contains(l, what) {
+		if strings.Contains(l, `msg="command finished"`) && strings.Contains(l, what) {
 			n++
 		}
 	}
