@@ -205,12 +205,16 @@ func (p *shellPool) take(c *sshConn) *shellSession {
 	return got
 }
 
-// put parks sh for the next run when the limit allows: inUse counts the
-// caller's slot, which parking hands over to the idle session.
+// put parks sh for the next run when the limit allows. The caller has
+// released its slot already: while it held it, a session parked by another
+// caller that had not yet released its own would be counted twice (once
+// idle, once in use), and the limit check would close a session that fits.
+// A slot taken since the release is in inUse, so parking never lets the
+// channels open exceed the limit.
 func (p *shellPool) put(sh *shellSession, l *sshLimiter) {
 	limit, inUse, _ := l.snapshot()
 	p.mu.Lock()
-	if inUse+len(p.idle) <= limit {
+	if inUse+len(p.idle) < limit {
 		p.idle = append(p.idle, sh)
 		sh = nil
 	}
@@ -270,7 +274,7 @@ func (s *SSH) useShell(line string, opts RunOptions) bool {
 func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 	for attempt := 0; ; attempt++ {
 		var sh *shellSession
-		var notRun bool
+		var notRun, keep bool
 		out, err := s.withChannel(ctx, func(c *sshConn) error {
 			if sh = s.shells.take(c); sh != nil {
 				return nil
@@ -279,15 +283,16 @@ func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 			sh, err = s.openShell(c)
 			return err
 		}, func(*sshConn) (Output, error) {
-			out, keep, nr, err := s.runFramed(ctx, sh, line)
-			notRun = nr
-			if keep {
-				s.shells.put(sh, s.limit)
-			} else {
+			out, k, nr, err := s.runFramed(ctx, sh, line)
+			notRun, keep = nr, k
+			if !keep {
 				sh.close()
 			}
 			return out, err
 		})
+		if keep {
+			s.shells.put(sh, s.limit) // after withChannel released the slot
+		}
 		if notRun && attempt == 0 && ctx.Err() == nil {
 			s.log.Debug("ssh shell session ended before the program was read; sending it on a fresh session")
 			continue
