@@ -34,8 +34,23 @@ export PATH="$PATH:/usr/local/go/bin"
 GO=${GO:-go}
 MODE=${CONFORMANCE:-focused}
 
+# The tests' pods run from registry.k8s.io/e2e-test-images/* (busybox,
+# glibc-dns-testing, agnhost), which no registry here serves: built locally
+# under those names (scripts/ensure-e2e-test-images.sh, cached by content key).
+test_images() {
+	local dir
+	dir=$(GO=$GO "$ROOT/scripts/ensure-e2e-test-images.sh" "$@" | tail -1) || die "scripts/ensure-e2e-test-images.sh failed: the tests' pods would have no image"
+	[ -f "$dir/images.txt" ] || die "scripts/ensure-e2e-test-images.sh printed $dir, which has no images.txt"
+	echo "$dir"
+}
+
 if [ -z "${KUBECONFIG:-}" ] || [ -z "${E2E_LAB_FILE:-}" ]; then
 	say "no cluster given (KUBECONFIG, E2E_LAB_FILE): starting one with e2e/run.sh"
+	# e2e/run.sh imports E2E_EXTRA_IMAGES into every node it starts (the
+	# storage VM's node too, which has no way in afterwards).
+	dir=$(test_images)
+	E2E_EXTRA_IMAGES=$(awk -v d="$dir" '{printf "%s%s/%s", (NR > 1 ? " " : ""), d, $1}' "$dir/images.txt")
+	export E2E_EXTRA_IMAGES
 	E2E_RUN=conformance exec "$ROOT/e2e/run.sh"
 fi
 
@@ -80,6 +95,20 @@ full)
 esac
 
 E2E=$(ensure_e2e_test)
+
+# The host node's containerd gets the test images here (idempotent: quick
+# when e2e/run.sh imported them already); kind nodes load them.
+case "${E2E_PROVIDER:-local}" in
+local)
+	sock=${E2E_HOST_CONTAINERD:-/var/lib/switchyard-lab/cluster/containerd/containerd.sock}
+	[ -S "$sock" ] || die "no containerd socket at $sock (the lab's host node; set E2E_HOST_CONTAINERD)"
+	test_images --import "$sock" >/dev/null
+	;;
+kind)
+	dir=$(test_images)
+	while read -r tar _; do kind load image-archive "$dir/$tar" --name "${KIND_CLUSTER:-switchyard-e2e}" >&2; done <"$dir/images.txt"
+	;;
+esac
 ART=${E2E_ARTIFACTS:-$ROOT/bin/e2e-artifacts/conformance-$(date -u +%Y%m%dT%H%M%SZ)}/conformance
 mkdir -p "$ART"
 scratch=$(mktemp -d)
