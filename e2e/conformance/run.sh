@@ -114,6 +114,7 @@ mkdir -p "$ART"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 available=$(cd "$ROOT/e2e" && $GO run ./cmd/e2e-connections -lab "$E2E_LAB_FILE" -out "$scratch")
+(cd "$ROOT/e2e" && $GO build -o "$scratch/junitsum" ./conformance/junitsum) || die "go build ./conformance/junitsum (module e2e) failed"
 summary=$ART/summary.txt
 : >"$summary"
 rc=0
@@ -145,7 +146,12 @@ for fam in $families; do
 	line=$(grep -E '^Ran [0-9]+ of [0-9]+ Specs' "$out/e2e.log" | tail -1)
 	counts=$(grep -E '^(SUCCESS|FAIL)! -- ' "$out/e2e.log" | tail -1)
 	echo "$fam: ${line:-no summary} ${counts:-} exit $code, $((SECONDS - start))s" | tee -a "$summary" >&2
-	grep -E '^\s*\[FAIL\]' "$out/e2e.log" | sed "s/^/$fam   /" | sort -u >>"$summary" || true
+	# Every failed and skipped spec with its reason, from the JUnit report.
+	if [ -s "$out/junit.xml" ]; then
+		"$scratch/junitsum" "$out/junit.xml" | sed "s/^/$fam   /" >>"$summary" || true
+	else
+		grep -E '^\s*\[FAIL\]' "$out/e2e.log" | sed "s/^/$fam   /" | sort -u >>"$summary" || true
+	fi
 	[ "$code" = 0 ] || rc=1
 done
 say "summary ($summary):"
