@@ -138,13 +138,19 @@ for fam in $families; do
 	say "$fam: e2e.test -storage.testdriver=$fam/testdriver.yaml ($MODE)"
 	start=$SECONDS
 	set +e
-	"$E2E" -kubeconfig "$KUBECONFIG" -repo-root "$HERE" -storage.testdriver="$fam/testdriver.yaml" -report-dir "$out" \
+	# -storage.testdriver reads its file while the flags are parsed, from
+	# the working directory; the FromFile paths inside are under -repo-root.
+	(cd "$HERE" && "$E2E" -kubeconfig "$KUBECONFIG" -repo-root "$HERE" -storage.testdriver="$HERE/$fam/testdriver.yaml" -report-dir "$out" \
 		-ginkgo.focus="$focus" -ginkgo.skip="$skip" -ginkgo.timeout=2h -ginkgo.v -ginkgo.junit-report="$out/junit.xml" \
-		>"$out/e2e.log" 2>&1
+		>"$out/e2e.log" 2>&1)
 	code=$?
 	set -e
-	line=$(grep -E '^Ran [0-9]+ of [0-9]+ Specs' "$out/e2e.log" | tail -1)
-	counts=$(grep -E '^(SUCCESS|FAIL)! -- ' "$out/e2e.log" | tail -1)
+	line=$(grep -E '^Ran [0-9]+ of [0-9]+ Specs' "$out/e2e.log" | tail -1 || true)
+	counts=$(grep -E '^(SUCCESS|FAIL)! -- ' "$out/e2e.log" | tail -1 || true)
+	if [ -z "$line" ]; then
+		say "$fam: e2e.test ran no specs; the start of $out/e2e.log:"
+		grep -v '^  ' "$out/e2e.log" | head -5 >&2 || true
+	fi
 	echo "$fam: ${line:-no summary} ${counts:-} exit $code, $((SECONDS - start))s" | tee -a "$summary" >&2
 	# Every failed and skipped spec with its reason, from the JUnit report.
 	if [ -s "$out/junit.xml" ]; then
