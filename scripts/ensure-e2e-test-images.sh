@@ -106,6 +106,7 @@ import() {
 }
 
 if [ -f "$OUT/.complete" ]; then
+	touch "$OUT" # in use: the cache keeps the newest sets
 	import
 	echo "$OUT"
 	exit 0
@@ -118,6 +119,7 @@ cleanup() {
 	# debootstrap mounts proc/sys in its target; an interrupted run must not leave them.
 	if [ -n "$BASE_MNT" ]; then
 		local m
+		# shellcheck disable=SC2013 # mount points of debootstrap's target have no spaces
 		for m in $(awk -v r="$BASE_MNT" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r); do
 			umount -l "$m" 2>/dev/null || true
 		done
@@ -206,9 +208,12 @@ touch "$OUT.tmp/.complete"
 rm -rf "$OUT"
 mv "$OUT.tmp" "$OUT"
 # Keep the newest sets; drop parts no set links to and old bases.
-ls -1dt "$CACHE"/*/ | grep -Ev '/(parts|base)/$' | tail -n +4 | while read -r old; do rm -rf "$old"; done
+touch "$OUT"
+# shellcheck disable=SC2012 # the cache's own hex names
+ls -1dt "$CACHE"/*/ | while read -r d; do case $d in */parts/ | */base/) ;; *) echo "$d" ;; esac; done | tail -n +4 | while read -r old; do rm -rf "$old"; done
 find "$CACHE/parts" -maxdepth 1 -name '*.tar' -links 1 -delete
-ls -1dt "$CACHE"/base/*/ 2>/dev/null | tail -n +3 | while read -r old; do rm -rf "$old"; done
+# shellcheck disable=SC2012 # the cache's own hex names
+ls -1dt "$CACHE"/base/*/ 2>/dev/null | tail -n +2 | while read -r old; do rm -rf "$old"; done
 
 say "built in $(($(date +%s) - STARTED)) s:"
 while read -r tar ref; do

@@ -70,7 +70,7 @@ ensure_e2e_test() {
 	mkdir -p "$(dirname "$dir")"
 	tmp=$(mktemp -d "$(dirname "$dir")/.build.XXXXXX")
 	local start=$SECONDS
-	(cd "$HERE/build" && GOFLAGS=-mod=readonly CGO_ENABLED=0 GOTOOLCHAIN=local nice $GO test -c -trimpath -o "$tmp/e2e.test" \
+	(cd "$HERE/build" && GOFLAGS=-mod=readonly CGO_ENABLED=0 GOTOOLCHAIN=local nice "$GO" test -c -trimpath -o "$tmp/e2e.test" \
 		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" \
 		k8s.io/kubernetes/test/e2e) >&2
 	rm -rf "$dir"
@@ -87,7 +87,8 @@ focused)
 	skip='\[Disruptive\]|\[Serial\]|\[Slow\]|\[Feature:(Windows|SELinux|VolumeGroupSnapshotDataSource|VolumeAttributesClass|VolumeSnapshotMetadata)\]'
 	;;
 full)
-	families=${FAMILIES:-"$(cd "$HERE" && ls -d */ | tr -d / | grep -v '^build$' | tr '\n' ' ')"}
+	# Every folder with a testdriver (build/, agnhost/ and junitsum/ are not families).
+	families=${FAMILIES:-"$(cd "$HERE" && for t in */testdriver.yaml; do printf '%s ' "${t%/testdriver.yaml}"; done)"}
 	focus='External.Storage'
 	skip='\[Disruptive\]|\[Feature:(Windows|SELinux|VolumeGroupSnapshotDataSource|VolumeAttributesClass|VolumeSnapshotMetadata)\]'
 	;;
