@@ -84,7 +84,9 @@ focused)
 	# One family per protocol: a directory, NFS, SMB, iSCSI, NVMe/TCP.
 	families=${FAMILIES:-"local-hostpath zfs-generic-nfs zfs-generic-smb zfs-generic-iscsi zfs-generic-nvmeof"}
 	focus='External.Storage.*(provisioning|snapshottable|volume-expand|volumeMode|multiVolume)'
-	skip='\[Disruptive\]|\[Serial\]|\[Slow\]|\[Feature:(Windows|SELinux|VolumeGroupSnapshotDataSource|VolumeAttributesClass|VolumeSnapshotMetadata)\]'
+	# Not [Slow]: every multiVolume spec carries it (the suite is
+	# "multiVolume [Slow]"), and skipping it would leave multiVolume out.
+	skip='\[Disruptive\]|\[Serial\]|\[Feature:(Windows|SELinux|VolumeGroupSnapshotDataSource|VolumeAttributesClass|VolumeSnapshotMetadata)\]'
 	;;
 full)
 	# Every folder with a testdriver (build/, agnhost/ and junitsum/ are not families).
