@@ -146,7 +146,7 @@ for fam in $families; do
 	# -storage.testdriver reads its file while the flags are parsed, from
 	# the working directory; the FromFile paths inside are under -repo-root.
 	(cd "$HERE" && "$E2E" -kubeconfig "$KUBECONFIG" -repo-root "$HERE" -storage.testdriver="$HERE/$fam/testdriver.yaml" -report-dir "$out" \
-		-ginkgo.focus="$focus" -ginkgo.skip="$skip" -ginkgo.timeout=2h -ginkgo.v -ginkgo.junit-report="$out/junit.xml" \
+		-ginkgo.focus="$focus" -ginkgo.skip="$skip" -ginkgo.timeout=2h -ginkgo.v -ginkgo.no-color -ginkgo.junit-report="$out/junit.xml" \
 		>"$out/e2e.log" 2>&1)
 	code=$?
 	set -e
