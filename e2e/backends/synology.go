@@ -42,7 +42,7 @@ func synology(driver, short string) Family {
 			}
 			return true, ""
 		},
-		Connection: func(e *Env, conn string) string { return synologyConnection(e.Lab.Synology, driver, conn) },
+		Connection: func(e *Env, _ string) string { return synologyConnection(e.Lab.Synology, driver) },
 		Leftovers: func(ctx context.Context, e *Env, conn string, made []string) ([]string, error) {
 			return synologyLeftovers(ctx, e.Lab.Synology)
 		},
@@ -58,7 +58,7 @@ func synology(driver, short string) Family {
 	return f
 }
 
-func synologyConnection(h *SynologyHost, driver, conn string) string {
+func synologyConnection(h *SynologyHost, driver string) string {
 	u, _ := url.Parse(h.URL)
 	port := u.Port()
 	if port == "" {
@@ -85,8 +85,8 @@ func synologyConnection(h *SynologyHost, driver, conn string) string {
 	return b.String()
 }
 
-// dsmCall is one DSM Web API call (GET, _sid in the query).
-func dsmCall(ctx context.Context, base, sid, cgi string, params map[string]string, data any) error {
+// dsmCall is one DSM Web API call to entry.cgi (GET, _sid in the query).
+func dsmCall(ctx context.Context, base, sid string, params map[string]string, data any) error {
 	q := url.Values{}
 	for k, v := range params {
 		q.Set(k, v)
@@ -101,7 +101,7 @@ func dsmCall(ctx context.Context, base, sid, cgi string, params map[string]strin
 		} `json:"error"`
 		Data json.RawMessage `json:"data"`
 	}
-	if err := httpJSON(ctx, strings.TrimRight(base, "/")+"/webapi/"+cgi+"?"+q.Encode(), nil, &env); err != nil {
+	if err := httpJSON(ctx, strings.TrimRight(base, "/")+"/webapi/entry.cgi?"+q.Encode(), nil, &env); err != nil {
 		return err
 	}
 	if !env.Success {
@@ -121,19 +121,19 @@ func synologyLeftovers(ctx context.Context, h *SynologyHost) ([]string, error) {
 	var login struct {
 		SID string `json:"sid"`
 	}
-	if err := dsmCall(ctx, base, "", "entry.cgi", map[string]string{"api": "SYNO.API.Auth", "version": "6", "method": "login",
+	if err := dsmCall(ctx, base, "", map[string]string{"api": "SYNO.API.Auth", "version": "6", "method": "login",
 		"account": h.User, "passwd": h.Password, "session": "e2e-check", "format": "sid"}, &login); err != nil {
 		return nil, fmt.Errorf("DSM login: %w", err)
 	}
 	sid := login.SID
 	defer func() {
-		_ = dsmCall(context.WithoutCancel(ctx), base, sid, "entry.cgi", map[string]string{"api": "SYNO.API.Auth", "version": "6", "method": "logout", "session": "e2e-check"}, nil)
+		_ = dsmCall(context.WithoutCancel(ctx), base, sid, map[string]string{"api": "SYNO.API.Auth", "version": "6", "method": "logout", "session": "e2e-check"}, nil)
 	}()
 	var left []string
 	var luns struct {
 		LUNs []struct{ UUID, Name string } `json:"luns"`
 	}
-	if err := dsmCall(ctx, base, sid, "entry.cgi", map[string]string{"api": "SYNO.Core.ISCSI.LUN", "version": "1", "method": "list"}, &luns); err != nil {
+	if err := dsmCall(ctx, base, sid, map[string]string{"api": "SYNO.Core.ISCSI.LUN", "version": "1", "method": "list"}, &luns); err != nil {
 		return nil, err
 	}
 	for _, l := range luns.LUNs {
@@ -141,7 +141,7 @@ func synologyLeftovers(ctx context.Context, h *SynologyHost) ([]string, error) {
 		var snaps struct {
 			Snapshots []struct{ UUID string } `json:"snapshots"`
 		}
-		if err := dsmCall(ctx, base, sid, "entry.cgi", map[string]string{"api": "SYNO.Core.ISCSI.LUN", "version": "1", "method": "list_snapshot",
+		if err := dsmCall(ctx, base, sid, map[string]string{"api": "SYNO.Core.ISCSI.LUN", "version": "1", "method": "list_snapshot",
 			"src_lun_uuid": strconv.Quote(l.UUID)}, &snaps); err != nil {
 			return nil, err
 		}
@@ -152,7 +152,7 @@ func synologyLeftovers(ctx context.Context, h *SynologyHost) ([]string, error) {
 	var targets struct {
 		Targets []struct{ IQN string } `json:"targets"`
 	}
-	if err := dsmCall(ctx, base, sid, "entry.cgi", map[string]string{"api": "SYNO.Core.ISCSI.Target", "version": "1", "method": "list"}, &targets); err != nil {
+	if err := dsmCall(ctx, base, sid, map[string]string{"api": "SYNO.Core.ISCSI.Target", "version": "1", "method": "list"}, &targets); err != nil {
 		return nil, err
 	}
 	for _, t := range targets.Targets {
@@ -161,7 +161,7 @@ func synologyLeftovers(ctx context.Context, h *SynologyHost) ([]string, error) {
 	var shares struct {
 		Shares []struct{ Name string } `json:"shares"`
 	}
-	if err := dsmCall(ctx, base, sid, "entry.cgi", map[string]string{"api": "SYNO.Core.Share", "version": "1", "method": "list"}, &shares); err != nil {
+	if err := dsmCall(ctx, base, sid, map[string]string{"api": "SYNO.Core.Share", "version": "1", "method": "list"}, &shares); err != nil {
 		return nil, err
 	}
 	for _, sh := range shares.Shares {
@@ -169,7 +169,7 @@ func synologyLeftovers(ctx context.Context, h *SynologyHost) ([]string, error) {
 		var snaps struct {
 			Snapshots []struct{ Time string } `json:"snapshots"`
 		}
-		if err := dsmCall(ctx, base, sid, "entry.cgi", map[string]string{"api": "SYNO.Core.Share.Snapshot", "version": "2", "method": "list",
+		if err := dsmCall(ctx, base, sid, map[string]string{"api": "SYNO.Core.Share.Snapshot", "version": "2", "method": "list",
 			"name": strconv.Quote(sh.Name)}, &snaps); err != nil {
 			return nil, err
 		}
