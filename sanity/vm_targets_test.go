@@ -29,9 +29,7 @@ var vmTargetNames = []string{
 	"zfs-generic-nfs/proxy", "zfs-generic-smb/proxy", "zfs-generic-iscsi/proxy", "zfs-generic-nvmeof/proxy",
 	"freenas-api-nfs@25.10/proxy", "freenas-api-smb@25.10/proxy", "freenas-api-iscsi@25.10/proxy", "freenas-api-nvmeof@25.10/proxy",
 	"infinia-nvmeof/direct", "infinia-nvmeof/proxy",
-	// synology-nfs/proxy and synology-smb/proxy are not here yet: see
-	// sanity/synology_targets_test.go.
-	"synology-iscsi/proxy",
+	"synology-iscsi/proxy", "synology-nfs/proxy", "synology-smb/proxy",
 }
 
 // blockBackends serve access type block: their VM targets run a second

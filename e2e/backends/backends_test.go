@@ -14,9 +14,10 @@ import (
 // and config checks need no running simulator.
 func sampleLab() *Lab {
 	return &Lab{
-		ZFS:     &ZFSHost{SSH: "127.0.0.1:2222", User: "root", Password: "pw"},
-		TrueNAS: &TrueNASHost{URL: "http://127.0.0.1:17023", User: "root", Password: "switchyard-lab"},
-		Infinia: &InfiniaHost{URL: "https://127.0.0.1:8443", Account: "clu1/red/csiAccount", Password: "pw", Service: "red/csiService"},
+		ZFS:      &ZFSHost{SSH: "127.0.0.1:2222", User: "root", Password: "pw"},
+		TrueNAS:  &TrueNASHost{URL: "http://127.0.0.1:17023", User: "root", Password: "switchyard-lab"},
+		Infinia:  &InfiniaHost{URL: "https://127.0.0.1:8443", Account: "clu1/red/csiAccount", Password: "pw", Service: "red/csiService"},
+		Synology: &SynologyHost{URL: "http://127.0.0.1:17025", User: "admin", Password: "pw"},
 	}
 }
 

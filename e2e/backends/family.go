@@ -80,6 +80,9 @@ func Families() []Family {
 		truenasAPI("freenas-api-iscsi", "tn-iscsi", true),
 		truenasAPI("freenas-api-nvmeof", "tn-nvme", true),
 		infiniaNVMeoF(),
+		synology("synology-iscsi", "syn-iscsi"),
+		synology("synology-nfs", "syn-nfs"),
+		synology("synology-smb", "syn-smb"),
 	}
 }
 

@@ -28,6 +28,8 @@ type Lab struct {
 	ZFS     *ZFSHost     `json:"zfs,omitempty"`
 	TrueNAS *TrueNASHost `json:"truenas,omitempty"`
 	Infinia *InfiniaHost `json:"infinia,omitempty"`
+
+	Synology *SynologyHost `json:"synology,omitempty"`
 }
 
 // ZFSHost is a ZFS-over-SSH host (switchyard-lab zfs-ssh --kernel).
@@ -107,6 +109,9 @@ func (l *Lab) check() error {
 	}
 	if i := l.Infinia; i != nil && (i.URL == "" || strings.Count(i.Account, "/") != 2 || strings.Count(i.Service, "/") != 1 || i.Password == "") {
 		bad = append(bad, "infinia: needs url, account (<cluster>/<tenant>/<account>), service (<subtenant>/<service>) and password")
+	}
+	if s := l.Synology; s != nil && (!strings.Contains(s.URL, "://") || s.User == "" || s.Password == "") {
+		bad = append(bad, "synology: needs url (http(s)://host:port), user and password")
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("E2E_LAB_FILE: %s", strings.Join(bad, "; "))

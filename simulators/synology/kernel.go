@@ -127,9 +127,15 @@ func (s *Server) kernelState() kernel.State {
 				if r.Insecure {
 					opts = append(opts, "insecure")
 				}
-				if r.Crossmnt {
-					opts = append(opts, "crossmnt")
-				}
+				// r.Crossmnt is kept in DSM's rule but not given to the
+				// kernel: a simulated share is one directory with no file
+				// system mounted below it (its snapshots are copies kept
+				// elsewhere), so crossmnt would change nothing but the
+				// bookworm VM's rpc.mountd (nfs-utils 2.6.2): with a
+				// crossmnt export of a bind-mounted tmpfs directory it
+				// segfaulted (NULL in libc) on the first client's upcall,
+				// and every mount then hung without an answer (VM run
+				// 2026-11-26 08:25, dmesg: "rpc.mountd[361]: segfault at 0").
 				clients = append(clients, fmt.Sprintf("%s(%s)", r.Client, strings.Join(opts, ",")))
 			}
 			ks.NFS = append(ks.NFS, kernel.Export{Path: sh.VolPath + "/" + sh.Name, Source: dir, Options: strings.Join(clients, " ")})

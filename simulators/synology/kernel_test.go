@@ -28,7 +28,7 @@ func TestKernelState(t *testing.T) {
 		e.ok("entry.cgi", map[string]string{"api": "SYNO.Core.Share", "version": "1", "method": "create", "name": `"` + n + `"`, "shareinfo": `{"name":"` + n + `","vol_path":"/volume1","share_quota":10}`}, nil)
 	}
 	e.ok("entry.cgi", map[string]string{"api": "SYNO.Core.FileServ.NFS.SharePrivilege", "version": "1", "method": "save", "share_name": `"nfs1"`,
-		"rule": `[{"client":"127.0.0.0/8","privilege":"rw","root_squash":"no","async":false,"insecure":true}]`}, nil)
+		"rule": `[{"client":"127.0.0.0/8","privilege":"rw","root_squash":"no","async":false,"insecure":true,"crossmnt":true}]`}, nil)
 
 	e.srv.mu.Lock()
 	ks := e.srv.kernelState()
@@ -43,6 +43,10 @@ func TestKernelState(t *testing.T) {
 	if len(ks.NFS) != 1 || ks.NFS[0].Path != "/volume1/nfs1" || ks.NFS[0].Source != e.srv.ShareDir("/volume1", "nfs1") ||
 		!strings.Contains(ks.NFS[0].Options, "127.0.0.0/8(rw,") || !strings.Contains(ks.NFS[0].Options, "no_root_squash") {
 		t.Fatalf("NFS %+v", ks.NFS)
+	}
+	// DSM keeps crossmnt; the kernel export leaves it out (kernel.go).
+	if strings.Contains(ks.NFS[0].Options, "crossmnt") {
+		t.Errorf("NFS export options %q: crossmnt crashed the VM's rpc.mountd", ks.NFS[0].Options)
 	}
 	if len(ks.SMB) != 1 || ks.SMB[0].Name != "smb1" || !ks.SMB[0].Guest {
 		t.Fatalf("SMB %+v", ks.SMB)

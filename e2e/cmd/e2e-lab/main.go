@@ -35,6 +35,7 @@ func main() {
 	infiniaAccount := flag.String("infinia-account", "clu1/red/csiAccount", "the Infinia simulator's account")
 	infiniaPassword := flag.String("infinia-password", "switchyard-lab", "its password")
 	infiniaService := flag.String("infinia-service", "red/csiService", "its block service")
+	synologyUser := flag.String("synology-user", "admin", "the DSM simulator's administrator (with --kernel also its SMB account)")
 	hostZFS := flag.String("host-zfs", "", "host:port of a ZFS-over-SSH simulator on the host, for the topology and limit specs when there is no VM (its targets are not real: nothing mounts them)")
 	out := flag.String("out", "", "the lab file to write (required)")
 	flag.Parse()
@@ -63,6 +64,10 @@ func main() {
 				lab.TrueNAS = &backends.TrueNASHost{URL: "http://" + s.Addr, User: "root", Password: *password}
 			case "infinia":
 				lab.Infinia = &backends.InfiniaHost{URL: "http://" + s.Addr, Account: *infiniaAccount, Password: *infiniaPassword, Service: *infiniaService}
+			case "synology":
+				// The DSM simulator in the VM (switchyard-lab synology
+				// --kernel --plain); its password is the lab's.
+				lab.Synology = &backends.SynologyHost{URL: "http://" + s.Addr, User: *synologyUser, Password: *password}
 			default:
 				fmt.Fprintf(os.Stderr, "e2e-lab: simulator %s: kind %q is not used by the suites\n", name, s.Kind)
 			}
