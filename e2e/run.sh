@@ -141,6 +141,7 @@ IMGDIR=$(scripts/images.sh | tail -1)
 [ -f "$IMGDIR/images.txt" ] || die "scripts/images.sh printed $IMGDIR, which has no images.txt"
 images=()
 while read -r tar ref; do images+=("$IMGDIR/$tar"); done <"$IMGDIR/images.txt"
+for i in ${E2E_EXTRA_IMAGES:-}; do images+=("$i"); done # e2e/conformance/run.sh: Kubernetes' e2e test images, for every node
 busybox=$(awk '$2 ~ /busybox/ {print $2}' "$IMGDIR/images.txt")
 [ -n "$busybox" ] || die "no busybox image in $IMGDIR/images.txt: the test pods need it"
 HELM=$(GO=$GO scripts/ensure-helm.sh)
