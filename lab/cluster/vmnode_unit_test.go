@@ -243,6 +243,10 @@ func TestVMHostScript(t *testing.T) {
 		{"guest honours the stop file", `while [ ! -e "$share/stop" ]; do sleep 0.05; done; echo guest-stopped >>"$share/calls"`, true},
 		{"stuck guest is killed", `trap '' TERM; while :; do sleep 0.05; done`, true},
 		{"guest powers off by itself", `sleep 0.3; exit 3`, false},
+		// QEMU's TCG crashing in the BIOS is retried once...
+		{"crash during boot is retried", `if [ ! -e "$share/crashed" ]; then touch "$share/crashed"; kill -SEGV $$; fi; sleep 0.3; exit 3`, false},
+		// ...and only once.
+		{"second crash ends it", `echo crash >>"$share/crashes"; kill -SEGV $$`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -324,11 +328,22 @@ func TestVMHostScript(t *testing.T) {
 			if tt.name == "guest honours the stop file" && (!strings.Contains(got, "guest-stopped") || took > 900*time.Millisecond) {
 				t.Errorf("the guest was not given the chance to stop (%s):\n%s", took, got)
 			}
-			if tt.name == "guest powers off by itself" {
-				var ee *exec.ExitError
+			var ee *exec.ExitError
+			switch tt.name {
+			case "guest powers off by itself", "crash during boot is retried":
 				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-					t.Errorf("exit: %v (want QEMU's 3)", err)
+					t.Errorf("exit: %v (want QEMU's 3)\n%s", err, out.String())
 				}
+			case "second crash ends it":
+				if !errors.As(err, &ee) || ee.ExitCode() != 139 {
+					t.Errorf("exit: %v (want QEMU's 139)\n%s", err, out.String())
+				}
+				if b, _ := os.ReadFile(filepath.Join(share, "crashes")); strings.Count(string(b), "crash") != 2 {
+					t.Errorf("QEMU started %d times, want 2:\n%s", strings.Count(string(b), "crash"), out.String())
+				}
+			}
+			if retried := strings.Contains(out.String(), "starting it again once"); retried != strings.Contains(tt.name, "crash") {
+				t.Errorf("retried: %v\n%s", retried, out.String())
 			}
 		})
 	}

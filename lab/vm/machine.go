@@ -38,6 +38,7 @@ type Machine struct {
 	events   []string      // the "LAB: " lines so far, without the prefix
 	changed  chan struct{} // closed and replaced at each event
 	stopping bool          // Stop gave up waiting and killed QEMU
+	crash    os.Signal     // the signal QEMU died of by itself, if any
 }
 
 // Start boots img and returns while the VM runs its share's run.sh. QEMU is
@@ -167,6 +168,12 @@ func (m *Machine) finish(killed, waitErr error) {
 	m.mu.Lock()
 	res.BootSeconds = m.boot.Seconds()
 	stopping := m.stopping
+	var ee *exec.ExitError
+	if killed == nil && !stopping && errors.As(waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			m.crash = ws.Signal()
+		}
+	}
 	m.mu.Unlock()
 	m.res = res
 	switch {
@@ -197,6 +204,22 @@ func (m *Machine) finish(killed, waitErr error) {
 		return
 	}
 	res.ExitCode = code
+}
+
+// crashedInBoot returns the signal QEMU died of when it crashed by itself
+// (SIGSEGV, SIGABRT, SIGBUS, SIGILL) before the guest's init reported
+// base-ready; nil otherwise.
+func (m *Machine) crashedInBoot() os.Signal {
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch m.crash {
+	case syscall.SIGSEGV, syscall.SIGABRT, syscall.SIGBUS, syscall.SIGILL:
+		if m.boot == 0 {
+			return m.crash
+		}
+	}
+	return nil
 }
 
 // Wait waits for the VM to power off and returns how run.sh ended. The

@@ -151,3 +151,45 @@ func lookToolOrEmpty(name string) string {
 	p, _ := LookTool(name)
 	return p
 }
+
+// QEMU crashing by itself before the guest's init started (its TCG has,
+// in the BIOS) is booted once more; a second crash, or a crash after
+// base-ready, is the caller's error.
+func TestRunRetriesQemuCrashInBoot(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		wantErr    bool
+		wantBoots  int
+	}{
+		{"first boot crashes", `if [ ! -e "$share/crashed" ]; then touch "$share/crashed"; kill -SEGV $$; fi
+echo "LAB: base-ready uptime=0.5"; echo 0 >"$share/rc"`, false, 2},
+		{"every boot crashes", `kill -SEGV $$`, true, 2},
+		{"crash after base-ready", `echo "LAB: base-ready uptime=0.5"; kill -SEGV $$`, true, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := t.TempDir()
+			script := "#!/bin/sh\nshare=$(echo \"$@\" | sed -n 's/.*local,path=\\([^ ]*\\),mount_tag=lab.*/\\1/p')\necho boot >>\"$share/boots\"\necho SeaBIOS\n" + tt.body + "\n"
+			if err := os.WriteFile(filepath.Join(bin, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+			img := &Image{Kernel: "/k", Initrd: "/i", Disk: "/d"}
+			share := t.TempDir()
+			var console strings.Builder
+			res, err := img.Run(context.Background(), RunOptions{Share: share, Timeout: 20 * time.Second, Console: &console})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v; console:\n%s", err, tt.wantErr, console.String())
+			}
+			b, _ := os.ReadFile(filepath.Join(share, "boots"))
+			if got := strings.Count(string(b), "boot"); got != tt.wantBoots {
+				t.Errorf("%d boots, want %d", got, tt.wantBoots)
+			}
+			if !tt.wantErr && res.ExitCode != 0 {
+				t.Errorf("exit code %d", res.ExitCode)
+			}
+			if retried := strings.Contains(console.String(), "booting once more"); retried != (tt.wantBoots == 2) {
+				t.Errorf("console says retried: %v:\n%s", retried, console.String())
+			}
+		})
+	}
+}

@@ -116,7 +116,21 @@ func (img *Image) Run(ctx context.Context, o RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.Wait()
+	res, err := m.Wait()
+	if sig := m.crashedInBoot(); sig != nil && ctx.Err() == nil {
+		// QEMU 7.2's TCG has crashed in the BIOS, before the guest ran
+		// anything (seen once in ~100 CI boots). The emulator failed, not
+		// the guest; the disks are snapshot=on and run.sh never started,
+		// so one more boot is safe.
+		if o.Console != nil {
+			fmt.Fprintf(o.Console, "\nvm: QEMU crashed (%v) before the guest's init started; booting once more\n", sig)
+		}
+		if m, err = img.Start(ctx, o); err != nil {
+			return nil, err
+		}
+		return m.Wait()
+	}
+	return res, err
 }
 
 func withRunDefaults(o RunOptions) RunOptions {

@@ -152,12 +152,16 @@ func (s *Server) Restart() {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	// The jobs are forgotten and the restart counted before any client can
+	// see its connection drop: a client that reconnects at once must find
+	// the new generation whole (a late reset would cancel the jobs it just
+	// started, and a late count would miss a restart the client saw).
+	s.jobs.reset()
+	s.stats.restarts.Add(1)
 	old.cancel()
 	for _, c := range conns {
 		c.Close()
 	}
-	s.jobs.reset()
-	s.stats.restarts.Add(1)
 	s.log.Info("truenas simulator restarted", "dropped_connections", len(conns))
 }
 
