@@ -27,7 +27,8 @@
 #                    SOCKET (namespace k8s.io), e.g. the lab's host node
 # env: GO (default go), SWITCHYARD_LAB_CACHE (default /var/cache/switchyard-lab),
 #   DEBIAN_MIRROR (default: this machine's apt mirror).
-# Needs root (Docker, debootstrap).
+# Needs root (Docker, debootstrap). The Debian base and the busybox tree are
+# scripts/lib/image-bases.sh's, shared with scripts/images.sh.
 set -euo pipefail
 
 say() { echo "e2e-test-images: $*" >&2; }
@@ -37,6 +38,8 @@ die() {
 }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/image-bases.sh
+. "$ROOT/scripts/lib/image-bases.sh"
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 GO=${GO:-go}
 CACHE=${SWITCHYARD_LAB_CACHE:-/var/cache/switchyard-lab}/e2e-test-images
@@ -67,16 +70,8 @@ done
 sha() { sha256sum | cut -c1-20; }
 STARTED=$(date +%s)
 
-BUSYBOX=/bin/busybox
-if ! { [ -x "$BUSYBOX" ] && dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed'; }; then
-	say "installing busybox-static"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static >/dev/null || die "apt-get install busybox-static failed"
-fi
-
-MIRROR=${DEBIAN_MIRROR:-}
-[ -n "$MIRROR" ] || MIRROR=$(awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" && $3 == "'$SUITE'" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-[ -n "$MIRROR" ] || MIRROR=http://deb.debian.org/debian
+busybox_ensure # its hash is busybox's key
+base_mirror "$SUITE"
 
 # --- keys (cheap: no Docker, no build) -----------------------------------------
 GOVERSION=$("$GO" version) || die "no go command ($GO): agnhost is built with it"
@@ -114,19 +109,7 @@ fi
 
 # --- cold: build what is missing -------------------------------------------------
 WORK=$(mktemp -d /tmp/switchyard-e2e-images.XXXXXX)
-BASE_MNT=""
-cleanup() {
-	# debootstrap mounts proc/sys in its target; an interrupted run must not leave them.
-	if [ -n "$BASE_MNT" ]; then
-		local m
-		# shellcheck disable=SC2013 # mount points of debootstrap's target have no spaces
-		for m in $(awk -v r="$BASE_MNT" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r); do
-			umount -l "$m" 2>/dev/null || true
-		done
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'base_cleanup; rm -rf "$WORK"' EXIT
 "$ROOT/scripts/ensure-docker.sh" || die "Docker is not available (scripts/ensure-docker.sh failed)"
 mkdir -p "$CACHE/parts"
 
@@ -148,14 +131,7 @@ have() { [ -s "$CACHE/parts/$1-$2.tar" ]; }
 # busybox: the applets as links, as deploy/images/busybox.
 if ! have busybox "$BB_KEY"; then
 	b="$WORK/busybox"
-	mkdir -p "$b/rootfs/bin" "$b/rootfs/etc" "$b/rootfs/tmp"
-	cp "$BUSYBOX" "$b/rootfs/bin/busybox"
-	for a in $("$BUSYBOX" --list); do
-		[ "$a" = busybox ] || ln -s busybox "$b/rootfs/bin/$a"
-	done
-	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$b/rootfs/etc/passwd"
-	printf 'root:x:0:\nnobody:x:65534:\n' >"$b/rootfs/etc/group"
-	chmod 1777 "$b/rootfs/tmp"
+	busybox_rootfs "$b/rootfs"
 	build busybox "$REG/busybox:1.37.0-2" "$BB_KEY" "$DF/Dockerfile.busybox" "$b"
 fi
 
@@ -163,27 +139,8 @@ fi
 BASE_TAR="$CACHE/base/$BASE_KEY/rootfs.tar"
 BASE_REF="switchyard-lab/e2e-test-base:$BASE_KEY"
 if ! have glibc-dns-testing "$GL_KEY" || ! have agnhost "$AG_KEY"; then
-	if [ ! -s "$BASE_TAR" ]; then
-		command -v debootstrap >/dev/null || {
-			say "installing debootstrap"
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null || die "apt-get install debootstrap failed"
-		}
-		say "debootstrap $SUITE minbase from $MIRROR (about a minute)"
-		BASE_MNT="$WORK/base"
-		debootstrap --variant=minbase "$SUITE" "$BASE_MNT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
-			{ tail -20 "$WORK/debootstrap.log" >&2; die "debootstrap failed (log above)"; }
-		rm -rf "$BASE_MNT"/var/cache/apt/* "$BASE_MNT"/var/lib/apt/lists/* "$BASE_MNT"/var/log/* \
-			"$BASE_MNT"/usr/share/doc/* "$BASE_MNT"/usr/share/man/* "$BASE_MNT"/usr/share/info/* \
-			"$BASE_MNT"/usr/share/locale/* "$BASE_MNT"/etc/machine-id
-		mkdir -p "$CACHE/base/$BASE_KEY"
-		tar -C "$BASE_MNT" --numeric-owner -cf "$BASE_TAR.tmp" . || die "tar of the base failed"
-		mv "$BASE_TAR.tmp" "$BASE_TAR"
-		rm -rf "$BASE_MNT"
-		BASE_MNT=""
-	fi
-	if ! docker image inspect "$BASE_REF" >/dev/null 2>&1; then
-		docker import "$BASE_TAR" "$BASE_REF" >/dev/null || die "docker import $BASE_TAR failed"
-	fi
+	[ -s "$BASE_TAR" ] || base_debootstrap "$SUITE" "" "$BASE_TAR"
+	base_docker_import "$BASE_TAR" "$BASE_REF"
 	mkdir -p "$WORK/empty"
 	build glibc-dns-testing "$REG/glibc-dns-testing:2.1.1" "$GL_KEY" "$DF/Dockerfile.glibc" "$WORK/empty" --build-arg "BASE=$BASE_REF"
 	if ! have agnhost "$AG_KEY"; then

@@ -36,6 +36,8 @@ die() {
 }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/image-bases.sh
+. "$ROOT/scripts/lib/image-bases.sh" # the Debian base and busybox, shared with ensure-e2e-test-images.sh
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 GO=${GO:-go}
 CACHE=${SWITCHYARD_LAB_CACHE:-/var/cache/switchyard-lab}
@@ -73,18 +75,7 @@ esac
 "$ROOT/scripts/ensure-docker.sh" || die "Docker is not available (scripts/ensure-docker.sh failed)"
 
 WORK=$(mktemp -d /tmp/switchyard-images.XXXXXX)
-BASE_MNT=""
-cleanup() {
-	# debootstrap mounts proc/sys in the target; an interrupted run must not leave them.
-	if [ -n "$BASE_MNT" ]; then
-		local m
-		for m in $(awk -v r="$BASE_MNT" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r); do
-			umount -l "$m" 2>/dev/null || true
-		done
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'base_cleanup; rm -rf "$WORK"' EXIT
 
 sha() { sha256sum | cut -c1-20; }
 
@@ -146,55 +137,13 @@ chmod 0644 "$c/rootfs/etc/passwd" "$c/rootfs/etc/group" "$c/rootfs/etc/ssl/certs
 build controller "switchyard-controller:$VERSION" "$IMAGES/controller/Dockerfile" "$c/"
 
 # --- node: the debootstrap base, then switchyard on top -------------------------
-# DEBIAN_MIRROR, else this Debian machine's own mirror, else (a GitHub runner
-# or another Ubuntu machine: debootstrap makes Debian bases there too, with
-# Debian's archive keyring) deb.debian.org.
-MIRROR=${DEBIAN_MIRROR:-}
-[ -n "$MIRROR" ] || MIRROR=$(awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" && $3 == "'$SUITE'" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-DEBOOTSTRAP_KEYRING=()
-if [ -z "$MIRROR" ]; then
-	MIRROR=http://deb.debian.org/debian
-	say "no Debian mirror in this machine's apt sources: using $MIRROR (set DEBIAN_MIRROR to choose)"
-	DEBOOTSTRAP_KEYRING=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
-fi
+base_mirror "$SUITE"
 PKGS=$(grep -v '^\s*#' "$IMAGES/node/packages.txt" | awk 'NF {print $1}' | LC_ALL=C sort | paste -sd, -)
 BASE_KEY=$(printf '%s\n%s\n%s\n%s\n' "$SUITE" "$MIRROR" "$PKGS" "$BASE_RECIPE" | sha)
 BASE_TAR="$CACHE/node-base/$BASE_KEY/rootfs.tar"
 BASE_REF="switchyard-lab/node-base:$BASE_KEY"
-if [ ! -s "$BASE_TAR" ]; then
-	command -v debootstrap >/dev/null || {
-		say "installing debootstrap"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null || die "apt-get install debootstrap failed"
-	}
-	if [ ${#DEBOOTSTRAP_KEYRING[@]} -gt 0 ] && [ ! -s /usr/share/keyrings/debian-archive-keyring.gpg ]; then
-		say "installing debian-archive-keyring"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q debian-archive-keyring >/dev/null || die "apt-get install debian-archive-keyring failed"
-	fi
-	say "debootstrap $SUITE minbase with $PKGS from $MIRROR (about a minute)"
-	BASE_MNT="$WORK/base"
-	debootstrap "${DEBOOTSTRAP_KEYRING[@]}" --variant=minbase --include="$PKGS" "$SUITE" "$BASE_MNT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
-		{ tail -20 "$WORK/debootstrap.log" >&2; die "debootstrap failed (log above)"; }
-	# What a container never needs. The initiator names are per host: the
-	# chart mounts the host's /etc/iscsi and /etc/nvme over these, and an
-	# image must never carry one IQN/NQN for every node.
-	rm -rf "$BASE_MNT"/var/cache/apt/* "$BASE_MNT"/var/lib/apt/lists/* "$BASE_MNT"/var/log/* \
-		"$BASE_MNT"/usr/share/doc/* "$BASE_MNT"/usr/share/man/* "$BASE_MNT"/usr/share/info/* \
-		"$BASE_MNT"/usr/share/locale/* "$BASE_MNT"/etc/iscsi/initiatorname.iscsi \
-		"$BASE_MNT"/etc/nvme/hostnqn "$BASE_MNT"/etc/nvme/hostid "$BASE_MNT"/etc/machine-id \
-		"$BASE_MNT"/usr/lib/udev/hwdb.bin "$BASE_MNT"/usr/lib/udev/hwdb.d
-	# (udev's hardware database, 22 MB, serves the host's udev, never the tools in here.)
-	find "$BASE_MNT/usr/lib" -name __pycache__ -type d -prune -exec rm -rf {} +
-	mkdir -p "$CACHE/node-base/$BASE_KEY"
-	tar -C "$BASE_MNT" --numeric-owner -cf "$BASE_TAR.tmp" . || die "tar of the node base failed"
-	mv "$BASE_TAR.tmp" "$BASE_TAR"
-	rm -rf "$BASE_MNT"
-	BASE_MNT=""
-fi
-if ! docker image inspect "$BASE_REF" >/dev/null 2>&1; then
-	say "importing the node base $BASE_REF"
-	docker import "$BASE_TAR" "$BASE_REF" >/dev/null || die "docker import $BASE_TAR failed"
-fi
+[ -s "$BASE_TAR" ] || base_debootstrap "$SUITE" "$PKGS" "$BASE_TAR"
+base_docker_import "$BASE_TAR" "$BASE_REF"
 n="$WORK/node"
 mkdir -p "$n"
 cp "$WORK/bin/switchyard" "$n/switchyard"
@@ -206,20 +155,8 @@ mkdir -p "$p"
 cp "$WORK/bin/pause" "$p/pause"
 build pause "registry.k8s.io/pause:3.10" "$IMAGES/pause/Dockerfile" "$p/"
 
-BUSYBOX=/bin/busybox
-if ! { [ -x "$BUSYBOX" ] && dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed'; }; then
-	say "installing busybox-static"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static >/dev/null || die "apt-get install busybox-static failed"
-fi
 b="$WORK/busybox"
-mkdir -p "$b/rootfs/bin" "$b/rootfs/etc" "$b/rootfs/tmp"
-cp "$BUSYBOX" "$b/rootfs/bin/busybox"
-for a in $("$BUSYBOX" --list); do
-	[ "$a" = busybox ] || ln -s busybox "$b/rootfs/bin/$a"
-done
-printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$b/rootfs/etc/passwd"
-printf 'root:x:0:\nnobody:x:65534:\n' >"$b/rootfs/etc/group"
-chmod 1777 "$b/rootfs/tmp"
+busybox_rootfs "$b/rootfs"
 build busybox "switchyard-lab/busybox:1" "$IMAGES/busybox/Dockerfile" "$b/"
 
 # --- kubernetes-csi sidecars ----------------------------------------------------
