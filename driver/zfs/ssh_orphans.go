@@ -88,10 +88,14 @@ func (o *orphanSet) empty() bool {
 // psOrphans is the command that lists the host's process groups.
 const psOrphans = "ps -A -o pgid=,args="
 
-// orphanGroups reads ps's output: the process groups whose command line
-// holds one of ids, and the ids no group holds any more.
-func orphanGroups(ps string, ids []string) (pgids []int, gone []string) {
+// orphanGroups reads ps's output: the process groups that still have a
+// process, being known (a group found earlier: its leader, the line with
+// the id, may be gone while a child it could not kill runs on, such as a
+// sudo'd zfs owned by root) or holding one of ids in a command line; and
+// the ids no process holds any more.
+func orphanGroups(ps string, ids []string, known map[int]bool) (pgids []int, gone []string) {
 	seen := map[string]bool{}
+	found := map[int]bool{}
 	for _, l := range strings.Split(ps, "\n") {
 		f := strings.Fields(l)
 		if len(f) < 2 {
@@ -101,12 +105,16 @@ func orphanGroups(ps string, ids []string) (pgids []int, gone []string) {
 		if err != nil || pgid <= 1 {
 			continue
 		}
+		hit := known[pgid]
 		for _, id := range ids {
 			if strings.Contains(l, id) {
 				seen[id] = true
-				pgids = append(pgids, pgid)
-				break
+				hit = true
 			}
+		}
+		if hit && !found[pgid] {
+			found[pgid] = true
+			pgids = append(pgids, pgid)
 		}
 	}
 	for _, id := range ids {
@@ -127,9 +135,10 @@ func (s *SSH) fenceOrphans(ctx context.Context) error {
 	defer s.orphans.fence.Unlock()
 	deadline := time.Now().Add(orphanWaitMax)
 	wait := 20 * time.Millisecond
+	known := map[int]bool{}
 	for {
 		ids := s.orphans.list()
-		if len(ids) == 0 {
+		if len(ids) == 0 && len(known) == 0 {
 			return nil
 		}
 		out, err := s.dispatch(ctx, psOrphans, RunOptions{})
@@ -145,10 +154,14 @@ func (s *SSH) fenceOrphans(ctx context.Context) error {
 			s.orphans.remove(ids)
 			return nil
 		}
-		pgids, gone := orphanGroups(out.Stdout, ids)
+		pgids, gone := orphanGroups(out.Stdout, ids, known)
 		s.orphans.remove(gone)
 		if len(pgids) == 0 {
 			return nil
+		}
+		known = map[int]bool{}
+		for _, g := range pgids {
+			known[g] = true
 		}
 		if time.Now().After(deadline) {
 			return newExecutorError(ErrConnectionLost, "ssh %s: a command of a lost shell session still runs on the host (process group %d, killed %s ago); the call is retried once it has ended",

@@ -59,8 +59,15 @@ func TestLostProgramIsEndedBeforeTheNextRun(t *testing.T) {
 
 func TestOrphanGroups(t *testing.T) {
 	ps := "      1 /sbin/init\n   4242 sh -s bash SWYSaaaa\n   4250 sleep 1\n   5000 sh -c ps -A -o pgid=,args=\n"
-	pgids, gone := orphanGroups(ps, []string{"SWYSaaaa", "SWYSbbbb"})
+	pgids, gone := orphanGroups(ps, []string{"SWYSaaaa", "SWYSbbbb"}, nil)
 	if !reflect.DeepEqual(pgids, []int{4242}) || !reflect.DeepEqual(gone, []string{"SWYSbbbb"}) {
 		t.Fatalf("pgids %v, gone %v", pgids, gone)
+	}
+	// The group's leader (the line with the id) killed, a child it could
+	// not kill (a sudo'd zfs, root's) runs on in the group: still there.
+	ps = "      1 /sbin/init\n   4242 sudo zfs destroy -r -f tank/v\n   4243 zfs destroy -r -f tank/v\n"
+	pgids, gone = orphanGroups(ps, []string{"SWYSaaaa"}, map[int]bool{4242: true})
+	if !reflect.DeepEqual(pgids, []int{4242}) || !reflect.DeepEqual(gone, []string{"SWYSaaaa"}) {
+		t.Fatalf("after the kill: pgids %v, gone %v", pgids, gone)
 	}
 }
