@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,6 +83,11 @@ func zfsNFSBatch(b *testing.B, o zfshost.Options, relay time.Duration, callers, 
 	}
 	defer h.Close()
 	cfg := h.DriverConfig("zfs-generic-nfs", "v", "")
+	// SWITCHYARD_BENCH_SHELL_SESSION=true|false sets sshConnection.shellSession
+	// (unset: the driver's default), to compare the two transports in one run.
+	if v := os.Getenv("SWITCHYARD_BENCH_SHELL_SESSION"); v != "" {
+		cfg = strings.Replace(cfg, "sshConnection:\n", "sshConnection:\n  shellSession: "+v+"\n", 1)
+	}
 	if relay > 0 {
 		_, port, err := net.SplitHostPort(delayRelay(b, h.Addr, relay/2))
 		if err != nil {

@@ -31,6 +31,8 @@ type SSH struct {
 
 	// shells are the connection's idle shell sessions (ssh_shell.go).
 	shells shellPool
+	// orphans are the shell sessions lost mid-program (ssh_orphans.go).
+	orphans orphanSet
 
 	dials        atomic.Int64
 	sessions     atomic.Int64

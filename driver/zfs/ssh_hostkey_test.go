@@ -26,8 +26,8 @@ func forgetHostKey(addr string) {
 
 // freshTestSSHServer is a server with a host key of its own whose address
 // no executor has trusted yet.
-func freshTestSSHServer(t *testing.T) *testSSHServer {
-	srv := newTestSSHServerKey(t, nil, 0, newHostSigner())
+func freshTestSSHServer(t *testing.T, more ...ssh.Signer) *testSSHServer {
+	srv := newTestSSHServerKey(t, nil, 0, newHostSigner(), more...)
 	forgetHostKey(srv.Addr)
 	t.Cleanup(func() { forgetHostKey(srv.Addr) })
 	return srv
@@ -182,10 +182,11 @@ func writeKnownHosts(t *testing.T, lines ...string) string {
 }
 
 func TestSSHKnownHosts(t *testing.T) {
-	srv := freshTestSSHServer(t)
 	// A second host key, as sshd usually has: known_hosts may list either.
+	// It is added before the server starts (adding it after raced with the
+	// server's handshakes, seen with -race).
 	ec := ecdsaSigner(t)
-	srv.cfg.AddHostKey(ec)
+	srv := freshTestSSHServer(t, ec)
 	entry := knownhosts.Normalize(srv.Addr)
 	_, other := newKeyPEM(t)
 	otherEC := ecdsaSigner(t).PublicKey()

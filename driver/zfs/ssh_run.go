@@ -37,6 +37,14 @@ func (s *SSH) Run(ctx context.Context, line string, opts RunOptions) (Output, er
 }
 
 func (s *SSH) run(ctx context.Context, line string, opts RunOptions) (Output, error) {
+	if err := s.fenceOrphans(ctx); err != nil {
+		return Output{Code: -1}, err
+	}
+	return s.dispatch(ctx, line, opts)
+}
+
+// dispatch sends line on a shell session or as an exec of its own.
+func (s *SSH) dispatch(ctx context.Context, line string, opts RunOptions) (Output, error) {
 	if s.useShell(line, opts) {
 		return s.runOnShell(ctx, line)
 	}

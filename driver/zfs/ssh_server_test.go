@@ -86,8 +86,10 @@ func newTestSSHServer(t testing.TB, authorized ssh.PublicKey, maxSessions int) *
 	return newTestSSHServerKey(t, authorized, maxSessions, sharedHostKey())
 }
 
-// newTestSSHServerKey is newTestSSHServer with the host key signer.
-func newTestSSHServerKey(t testing.TB, authorized ssh.PublicKey, maxSessions int, signer ssh.Signer) *testSSHServer {
+// newTestSSHServerKey is newTestSSHServer with the host key signer (and
+// more host keys, added before the server starts: the server's config is
+// read by its connections without a lock).
+func newTestSSHServerKey(t testing.TB, authorized ssh.PublicKey, maxSessions int, signer ssh.Signer, more ...ssh.Signer) *testSSHServer {
 	t.Helper()
 	srv := &testSSHServer{
 		t: t, HostKey: signer.PublicKey(), User: "alice", Password: "pw-Secret!",
@@ -113,6 +115,9 @@ func newTestSSHServerKey(t testing.TB, authorized ssh.PublicKey, maxSessions int
 		},
 	}
 	srv.cfg.AddHostKey(signer)
+	for _, s := range more {
+		srv.cfg.AddHostKey(s)
+	}
 	srv.Start("127.0.0.1:0")
 	t.Cleanup(srv.Kill)
 	return srv

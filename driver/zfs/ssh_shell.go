@@ -57,6 +57,8 @@ type shellSession struct {
 	// closing is closed by close, releasing readers blocked on a send.
 	closing   chan struct{}
 	closeOnce sync.Once
+	// id names the session in the host's process list (ssh_orphans.go).
+	id string
 	// fresh: no program has run yet, so the hellos are still ahead.
 	fresh   bool
 	lastUse time.Time
@@ -80,8 +82,8 @@ func (s *SSH) openShell(c *sshConn) (*shellSession, error) {
 	s.shellsOpened.Add(1)
 	c.open.Add(1)
 	sh := &shellSession{conn: c, sess: sess, stdin: stdin, out: make(chan []byte, 16), errs: make(chan []byte, 16),
-		ended: make(chan struct{}), closing: make(chan struct{}), fresh: true, lastUse: time.Now()}
-	if err := sess.Start(shellStartCommand); err != nil {
+		ended: make(chan struct{}), closing: make(chan struct{}), id: newSessionID(), fresh: true, lastUse: time.Now()}
+	if err := sess.Start(shellStartCommand(sh.id)); err != nil {
 		sh.close()
 		return nil, err
 	}
@@ -274,7 +276,7 @@ func (s *SSH) useShell(line string, opts RunOptions) bool {
 func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 	for attempt := 0; ; attempt++ {
 		var sh *shellSession
-		var notRun, keep bool
+		var notRun, keep, sent bool
 		out, err := s.withChannel(ctx, func(c *sshConn) error {
 			if sh = s.shells.take(c); sh != nil {
 				return nil
@@ -283,6 +285,7 @@ func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 			sh, err = s.openShell(c)
 			return err
 		}, func(*sshConn) (Output, error) {
+			sent = true
 			out, k, nr, err := s.runFramed(ctx, sh, line)
 			notRun, keep = nr, k
 			if !keep {
@@ -292,6 +295,10 @@ func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 		})
 		if keep {
 			s.shells.put(sh, s.limit) // after withChannel released the slot
+		}
+		if sent && lostMidProgram(err, notRun) {
+			// It may still run on the host: the next run ends it first.
+			s.orphans.add(sh.id)
 		}
 		if notRun && attempt == 0 && ctx.Err() == nil {
 			s.log.Debug("ssh shell session ended before the program was read; sending it on a fresh session")
@@ -414,7 +421,7 @@ func (s *SSH) shellEnded(ctx context.Context, sh *shellSession, begun bool, ob, 
 		return lost, false, false, newExecutorError(ErrUnreachable,
 			"%s: the shell session did not start: the login shell of sshConnection.username ran %q and exited %d (%s); "+
 				"the host must run POSIX sh there (chsh -s /bin/sh), or set sshConnection.shellSession: false to send each command as its own exec",
-			prefix, shellStartCommand, code, shortText(eb))
+			prefix, shellStartCommand(sh.id), code, shortText(eb))
 	case orderly && !begun:
 		return lost, false, true, newExecutorError(ErrConnectionLost, "%s: the shell session ended before the command was read", prefix)
 	default:

@@ -32,9 +32,16 @@ import (
 // output, and a session that ends without it never started its shell.
 const shellHello = "switchyard-shell-session"
 
-// shellStartCommand is the exec that starts a session, run by the login
-// shell; "$0" hands the login shell's name on to the programs.
-const shellStartCommand = `printf '%s\n' ` + shellHello + `; printf '%s\n' ` + shellHello + ` >&2; sh -s "$0"`
+// shellStartCommand is the exec that starts a session with id, run by the
+// login shell; "$0" hands the login shell's name on to the programs (as
+// their $0), and id, a second argument nothing reads, names the session in
+// the host's process list for as long as it runs (ssh_orphans.go).
+func shellStartCommand(id string) string {
+	return `printf '%s\n' ` + shellHello + `; printf '%s\n' ` + shellHello + ` >&2; sh -s "$0" ` + id
+}
+
+// newSessionID is a shell session's id: "SWYS" and 32 hex digits.
+func newSessionID() string { return "SWYS" + newMarker()[len("SWY"):] }
 
 // newMarker returns a fresh marker: letters and digits only, so it needs
 // no quoting.

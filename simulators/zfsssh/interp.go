@@ -31,7 +31,7 @@ type shell struct {
 	bash   bool // bash's wording instead of dash's
 	exited bool
 	// framing: this shell reads programs from a shell session's channel
-	// (see shellSession in prog_shell.go); its own commands are the
+	// (see readScript in shellsession.go); its own commands are the
 	// driver's framing, the programs' commands run in the "sh -c" below.
 	framing bool
 }

@@ -1,8 +1,6 @@
 package zfsssh
 
 import (
-	"bufio"
-	"io"
 	"path"
 	"strings"
 )
@@ -194,30 +192,7 @@ func shCmd(p *proc, argv []string) int {
 		sh.name, sh.args = args[0], args[1:]
 		return sh.run(p.ctx, string(data), p.std)
 	}
-	if p.env.channel != nil && p.std.in == p.env.channel {
-		return shellSession(p, sh)
-	}
-	// The script comes from stdin, a line at a time, as sh reads a pipe.
-	in := bufio.NewReader(p.std.in)
-	std := stdio{in: in, out: p.std.out, err: p.std.err}
-	var pending strings.Builder
-	for !sh.exited && p.ctx.Err() == nil {
-		line, err := in.ReadString('\n')
-		pending.WriteString(line)
-		if err != nil {
-			if pending.Len() > 0 {
-				sh.run(p.ctx, pending.String(), std)
-			}
-			if err != io.EOF {
-				return 1
-			}
-			break
-		}
-		if incomplete(pending.String()) {
-			continue
-		}
-		sh.run(p.ctx, pending.String(), std)
-		pending.Reset()
-	}
-	return sh.status
+	// The script comes from stdin; on the session's channel, this is a
+	// driver's shell session (shellsession.go).
+	return readScript(p, sh, p.env.channel != nil && p.std.in == p.env.channel)
 }

@@ -84,13 +84,17 @@ func lookupProgram(name string) program {
 		return nvmetcliCmd
 	case "xargs":
 		return xargsCmd
+	case "ps":
+		return psCmd
+	case "kill":
+		return killCmd
 	}
 	return coreutils[name]
 }
 
 func programNames() []string {
-	names := []string{"[", "bash", "cat", "chmod", "chown", "chroot", "echo", "false", "id", "mkdir", "nfs4_setfacl", "nvmetcli",
-		"setfacl", "sh", "sleep", "sudo", "targetcli", "test", "touch", "true", "uname", "whoami", "xargs", "zfs", "zpool"}
+	names := []string{"[", "bash", "cat", "chmod", "chown", "chroot", "echo", "false", "id", "kill", "mkdir", "nfs4_setfacl", "nvmetcli",
+		"ps", "setfacl", "sh", "sleep", "sudo", "targetcli", "test", "touch", "true", "uname", "whoami", "xargs", "zfs", "zpool"}
 	names = append(names, coreutilNames()...)
 	sort.Strings(names)
 	return names
@@ -112,7 +116,7 @@ func DefaultPaths() map[string]string {
 	add("nvmetcli", "/usr/sbin/nvmetcli", "/sbin/nvmetcli", "/usr/bin/nvmetcli", "/bin/nvmetcli")
 	add("sh", "/bin/sh", "/usr/bin/sh", "/bin/dash", "/usr/bin/dash")
 	for _, name := range []string{"sudo", "targetcli", "bash", "echo", "cat", "true", "false", "uname", "whoami", "id",
-		"test", "[", "chmod", "chown", "touch", "mkdir", "sleep", "setfacl", "nfs4_setfacl", "xargs"} {
+		"test", "[", "chmod", "chown", "touch", "mkdir", "sleep", "setfacl", "nfs4_setfacl", "xargs", "ps", "kill"} {
 		add(name, "/usr/bin/"+name, "/bin/"+name)
 	}
 	for _, name := range coreutilNames() {

@@ -115,6 +115,7 @@ type Server struct {
 	faults      *Faults
 	stats       counters
 	rec         recorder
+	procs       procTable
 
 	connIDs atomic.Uint64 // numbers connections from 1
 

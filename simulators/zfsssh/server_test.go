@@ -259,9 +259,26 @@ func TestInteractiveShell(t *testing.T) {
 	})
 }
 
+// A signal request ends the command for a non-root login; a root login's
+// is ignored, as OpenSSH's sshd does (session.go).
 func TestSignalEndsCommand(t *testing.T) {
 	e := startEnv(t, nil)
-	s, err := e.client("root").NewSession()
+	root, err := e.client("root").NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := root.Start("sleep 0.3"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := root.Signal(ssh.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := root.Wait(); err != nil {
+		t.Fatalf("root's command: %v, want it to run to its end (exit 0)", err)
+	}
+	s, err := e.client("alice").NewSession()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,11 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// pgid is the session's process group in Server.procs (0: none yet);
+	// args is its command line as ps shows it.
+	pgid int
+	args string
+
 	mu       sync.Mutex
 	started  bool
 	signal   string
@@ -65,13 +70,15 @@ func (c *sshConn) serveSession(id uint64, ch ssh.Channel, reqs <-chan *ssh.Reque
 	s := &session{c: c, ch: ch, done: make(chan struct{})}
 	s.env = &sessionEnv{srv: c.srv, conn: c, user: c.user, connID: c.id, id: id}
 	s.env.cols.Store(80)
-	s.ctx, s.cancel = context.WithCancel(c.ctx)
+	// The session's command outlives its channel and its connection, as
+	// with sshd (procs.go): only a signal or the host's shutdown ends it.
+	s.ctx, s.cancel = context.WithCancel(c.srv.ctx)
 	defer s.cancel()
 	for req := range reqs {
 		s.request(req)
 	}
-	// The client closed the channel (or the connection is gone).
-	s.cancel()
+	// The client closed the channel (or the connection is gone): the
+	// command sees EOF on stdin and its output goes nowhere.
 	s.mu.Lock()
 	started := s.started
 	s.mu.Unlock()
@@ -118,7 +125,7 @@ func (s *session) request(req *ssh.Request) {
 			reply(false)
 			return
 		}
-		s.start()
+		s.start(s.env.user.shellName() + " -c " + m.Command)
 		reply(true)
 		go s.runExec(m.Command)
 	case "shell":
@@ -126,7 +133,7 @@ func (s *session) request(req *ssh.Request) {
 			reply(false)
 			return
 		}
-		s.start()
+		s.start("-" + s.env.user.shellName())
 		reply(true)
 		go s.runShell()
 	case "window-change":
@@ -137,11 +144,15 @@ func (s *session) request(req *ssh.Request) {
 		reply(true)
 	case "signal":
 		var m struct{ Signal string }
-		if ssh.Unmarshal(req.Payload, &m) == nil {
-			s.mu.Lock()
-			s.signal = m.Signal
-			s.mu.Unlock()
-			s.cancel()
+		// OpenSSH delivers a signal (killpg of the session's group) only
+		// from its privilege-separated child, which a root login does not
+		// have after authentication: for root it logs "session signalling
+		// requires privilege separation" and the command runs on
+		// (measured with Debian 12's OpenSSH 9.2; docs/performance.md).
+		if ssh.Unmarshal(req.Payload, &m) == nil && !s.env.user.root {
+			s.kill(m.Signal)
+		} else if s.env.user.root {
+			s.c.srv.log.Debug("session signalling requires privilege separation", "conn", s.c.id, "session", s.env.id, "signal", m.Signal)
 		}
 	default:
 		// subsystem (sftp), x11-req, auth-agent-req@openssh.com, channel
@@ -150,10 +161,23 @@ func (s *session) request(req *ssh.Request) {
 	}
 }
 
-func (s *session) start() {
+// start marks the session's command started and enters it in the
+// process table as args.
+func (s *session) start(args string) {
 	s.mu.Lock()
 	s.started = true
+	s.args = args
 	s.mu.Unlock()
+	s.pgid = s.c.srv.procs.add(s)
+}
+
+// kill ends the session's command with sig (a "signal" request, kill of
+// its group): sshd's killpg of the session's process group.
+func (s *session) kill(sig string) {
+	s.mu.Lock()
+	s.signal = sig
+	s.mu.Unlock()
+	s.cancel()
 }
 
 // streams are the session's stdout and stderr. With a pty both go to the
@@ -192,7 +216,7 @@ func (s *session) runExec(command string) {
 	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
 	// The exec that starts a driver's shell session is its framing, like
 	// the frames after it (shellsession.go): the login shell's work.
-	sh.framing = strings.HasSuffix(command, shellSessionStart)
+	sh.framing = strings.Contains(command, shellSessionStart)
 	st := sh.run(s.ctx, command, stdio{in: s.ch, out: out, err: errw})
 	s.finish(st)
 }
@@ -207,6 +231,7 @@ func (s *session) runShell() {
 // and closes the channel, as sshd does.
 func (s *session) finish(status int) {
 	defer close(s.done)
+	s.c.srv.procs.remove(s.pgid)
 	s.ch.CloseWrite()
 	s.mu.Lock()
 	sig := s.signal

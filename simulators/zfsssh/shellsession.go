@@ -7,22 +7,30 @@ import (
 	"time"
 )
 
-// shellSession is "sh -s" reading the SSH channel of the exec that started
-// it: a driver's long-lived shell session (driver/zfs/ssh_shell.go), which
-// writes one framed program at a time and reads the output back. Each
-// complete command read is one program and one round trip, charged and
-// numbered like an exec (Faults.SetRoundTripLatency, Record.Program). The
-// session shell's own commands (the framing: printf of the markers, the
-// "sh -c" that runs the program) are neither recorded nor delayed nor
-// counted by DropAfter: they stand for what the login shell does for an
-// exec, so a program's Records read the same either way.
-// shellSessionStart ends the exec that starts a shell session
+// shellSessionStart ends the exec that starts a driver's shell session
 // (driver/zfs's shellStartCommand: two hello lines, then this).
 const shellSessionStart = `; sh -s "$0"`
 
-func shellSession(p *proc, sh *shell) int {
-	sh.framing = true
-	sh.depth = p.depth
+// readScript is `sh -s` (or a plain `sh`) reading its script from stdin,
+// the one loop for every such shell: it runs each complete command as
+// soon as it has read it, as sh does reading a pipe, and at the end of
+// input runs what it has (a command cut short inside its quotes is then a
+// syntax error and runs nothing).
+//
+// session: stdin is the SSH channel of the exec that started this shell,
+// so this is a driver's long-lived shell session (driver/zfs/ssh_shell.go),
+// which writes one framed program at a time and reads the output back.
+// Each complete command read is then one program and one round trip,
+// charged and numbered like an exec (Faults.SetRoundTripLatency,
+// Record.Program). The session shell's own commands (the framing: printf
+// of the markers, the "sh -c" that runs the program) are neither recorded
+// nor delayed nor counted by DropAfter: they stand for what the login
+// shell does for an exec, so a program's Records read the same either way.
+func readScript(p *proc, sh *shell, session bool) int {
+	if session {
+		sh.framing = true
+		sh.depth = p.depth
+	}
 	in := bufio.NewReader(p.std.in)
 	std := stdio{in: in, out: p.std.out, err: p.std.err}
 	var pending strings.Builder
@@ -30,10 +38,11 @@ func shellSession(p *proc, sh *shell) int {
 		line, err := in.ReadString('\n')
 		pending.WriteString(line)
 		if err != nil {
-			// At EOF sh runs what it has: a program cut short inside
-			// its quotes is a syntax error and runs nothing.
-			if err == io.EOF && pending.Len() > 0 {
+			if pending.Len() > 0 {
 				sh.run(p.ctx, pending.String(), std)
+			}
+			if err != io.EOF {
+				return 1
 			}
 			break
 		}
@@ -42,17 +51,19 @@ func shellSession(p *proc, sh *shell) int {
 		}
 		src := pending.String()
 		pending.Reset()
-		if d := p.env.srv.faults.RoundTripDelay(); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-p.ctx.Done():
-				t.Stop()
-				return 130
+		if session {
+			if d := p.env.srv.faults.RoundTripDelay(); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-p.ctx.Done():
+					t.Stop()
+					return 130
+				}
 			}
+			p.env.program++
+			p.env.line = strings.TrimSuffix(src, "\n")
 		}
-		p.env.program++
-		p.env.line = strings.TrimSuffix(src, "\n")
 		sh.run(p.ctx, src, std)
 	}
 	return sh.status

@@ -80,12 +80,12 @@ func readSSH(r *config.Reader) *zfs.SSHConfig {
 			r.Add("sshConnection.knownHosts", "%s", strings.TrimPrefix(err.Error(), "sshConnection.knownHosts: "))
 		}
 	}
-	// Off by default: one long-lived sh per session slot saves a round trip
-	// per command (docs/performance.md), but the fault soak (lab/soak,
-	// seed 1) leaks datasets with it: a program answered "may have run"
-	// after a dropped connection can still run on the host after the
-	// retry and the delete. Opt-in until that is closed.
-	c.NoShellSession = !r.Bool("sshConnection.shellSession", false)
+	// On by default: one long-lived sh per session slot saves a round trip
+	// per command (docs/performance.md); false sends each command as its
+	// own exec. (It was off for a while because the fault soak leaked with
+	// it; the cause was the one-exec delete's reading of a failed read,
+	// which both transports had, fixed in engine/oneshot.go.)
+	c.NoShellSession = !r.Bool("sshConnection.shellSession", true)
 	if c.Password == "" && c.PrivateKey == "" {
 		r.Add("sshConnection", "set password or privateKey")
 	}

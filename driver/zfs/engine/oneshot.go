@@ -194,9 +194,18 @@ func (e *Engine) answerExisting(ctx context.Context, id, ds, name string, props 
 
 // deleteOneShot removes a volume whose share needs no command of its own in
 // one exec: `zfs get origin` (a volume cloned from a volume owns the
-// snapshot it came from) then `zfs destroy -r -f`, which zfs refuses while
-// clones depend on the volume's snapshots. ok is false when the volume
-// needs the step-by-step path.
+// snapshot it came from) and, only if that read succeeded, `zfs destroy -r
+// -f`, which zfs refuses while clones depend on the volume's snapshots. ok
+// is false when the volume needs the step-by-step path.
+//
+// The destroy runs only after a successful read (`&&`): a read that failed
+// for any other reason than "dataset does not exist" (an I/O error, a
+// busy pool, the lab's injected faults) says nothing about the dataset, so
+// the call must fail and be retried, never answer "deleted already". With
+// `;` the read's missing output was taken for a missing dataset whatever
+// the destroy said, and a volume whose destroy zfs refused (dependent
+// clones) was reported deleted: the fault soak's leaked soak-1-28-src with
+// its snapshot and clone (lab/soak, seed 1).
 func (e *Engine) deleteOneShot(ctx context.Context, id, ds string) (bool, error) {
 	cli, ok := e.programs()
 	if !ok || e.cfg.retain || len(e.share.AssetProps()) > 0 {
@@ -206,8 +215,7 @@ func (e *Engine) deleteOneShot(ctx context.Context, id, ds string) (bool, error)
 		return false, nil
 	}
 	out, err := cli.RunProgram(ctx,
-		cli.ZFSLine(zfs.GetArgs(ds, "origin")...),
-		cli.ZFSLine("destroy", "-r", "-f", ds))
+		cli.ZFSLine(zfs.GetArgs(ds, "origin")...)+" && "+cli.ZFSLine("destroy", "-r", "-f", ds))
 	if errors.Is(err, zfs.ErrProgramTooLong) {
 		return false, nil
 	}
@@ -216,7 +224,12 @@ func (e *Engine) deleteOneShot(ctx context.Context, id, ds string) (bool, error)
 	}
 	props, _ := zfs.ParseGet(out.Stdout)
 	if len(props) == 0 {
-		return true, nil // no such dataset: deleted already
+		// The read failed and nothing was destroyed.
+		rerr := &zfs.Error{Command: "zfs get", Stderr: strings.TrimSpace(out.Stderr), Code: out.Code}
+		if out.Code != 0 && zfs.IsNotExist(rerr) {
+			return true, nil // no such dataset: deleted already
+		}
+		return true, e.zfsErr(rerr, "reading "+ds)
 	}
 	if msg := zfs.StderrOf(out.Stderr, ds); out.Code != 0 {
 		derr := &zfs.Error{Command: "zfs destroy", Stderr: msg, Code: out.Code}

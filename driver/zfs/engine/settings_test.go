@@ -86,10 +86,10 @@ func TestReadCLI(t *testing.T) {
 		{"ssh needed", "zfs: {}\n", true, "sshConnection", nil},
 		{"ssh", "sshConnection:\n  host: h\n  port: 2222\n  username: u\n  privateKey: k\n  keepaliveInterval: 0\n", true, "",
 			func(c CLIConfig) bool {
-				return c.SSH != nil && c.SSH.Port == 2222 && c.SSH.KeepAlive < 0 && !c.Sudo && c.SSH.NoShellSession
+				return c.SSH != nil && c.SSH.Port == 2222 && c.SSH.KeepAlive < 0 && !c.Sudo && !c.SSH.NoShellSession
 			}},
-		{"ssh with the shell session", "sshConnection:\n  host: h\n  username: u\n  password: p\n  shellSession: true\n", true, "",
-			func(c CLIConfig) bool { return c.SSH != nil && !c.SSH.NoShellSession }},
+		{"ssh without the shell session", "sshConnection:\n  host: h\n  username: u\n  password: p\n  shellSession: false\n", true, "",
+			func(c CLIConfig) bool { return c.SSH != nil && c.SSH.NoShellSession }},
 		{"no credentials", "sshConnection:\n  host: h\n  username: u\n", false, "sshConnection", nil},
 		{"bad port", "sshConnection:\n  host: h\n  port: 99999\n  username: u\n  password: p\n", false, "sshConnection.port", nil},
 		{"bad sessions", "sshConnection:\n  host: h\n  username: u\n  password: p\n  maxSessions: 0\n", false, "sshConnection.maxSessions", nil},
