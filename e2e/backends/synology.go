@@ -25,9 +25,11 @@ type SynologyHost struct {
 	ISCSIPort  int    `json:"iscsiPort,omitempty"` // default 3260
 }
 
-// synology: one row per flavour of driver/synology, all on one DSM. Each
-// connection gets its own name prefix (LUNs, shares) so that connections
-// sharing the DSM never list each other's volumes.
+// synology: one row per flavour of driver/synology, all on one DSM. The
+// flavours never list each other's volumes: a LUN is listed only with its
+// target under the connection's baseiqn, a share only with its flavour's
+// description (switchyard synology-nfs / -smb). LUN and share names are
+// the PVCs' names, unique in the cluster, so the rows need no name prefix.
 func synology(driver, short string) Family {
 	block := driver == "synology-iscsi"
 	f := Family{

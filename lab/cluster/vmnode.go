@@ -71,6 +71,9 @@ const (
 	// SimInfinia is the Infinia REST API. Its command has no --kernel
 	// yet: its NVMe subsystems are modelled, not served by the VM.
 	SimInfinia VMSimulatorKind = "infinia"
+	// SimSynology is the DSM Web API; --kernel: LUNs over LIO, shares
+	// over nfsd and samba.
+	SimSynology VMSimulatorKind = "synology"
 )
 
 // VMSimulator is a storage simulator started inside the VM, its targets
@@ -100,6 +103,9 @@ func DefaultVMSimulators() []VMSimulator {
 		{Kind: SimZFSSSH, Name: "zfs-ssh", HostPort: 17022, Args: []string{"--user", "root", "--password", DefaultSimPassword}},
 		{Kind: SimTrueNAS, Name: "truenas", HostPort: 17023, Args: []string{"--version", "25.10", "--user", "root", "--password", DefaultSimPassword}},
 		{Kind: SimInfinia, Name: "infinia", HostPort: 17024, Args: []string{"--plain"}},
+		// DSM's account is admin (e2e-lab's -synology-user), also the
+		// SMB account of its shares.
+		{Kind: SimSynology, Name: "synology", HostPort: 17025, Args: []string{"--plain", "--password", DefaultSimPassword}},
 	}
 }
 
@@ -458,9 +464,9 @@ func vmNodeDefaults(o VMNodeOptions) (VMNodeOptions, error) {
 	for i := range sims {
 		s := &sims[i]
 		switch s.Kind {
-		case SimZFSSSH, SimTrueNAS, SimInfinia:
+		case SimZFSSSH, SimTrueNAS, SimInfinia, SimSynology:
 		default:
-			problems = append(problems, fmt.Sprintf("simulator %q: unknown kind %q (want %s, %s or %s)", s.Name, s.Kind, SimZFSSSH, SimTrueNAS, SimInfinia))
+			problems = append(problems, fmt.Sprintf("simulator %q: unknown kind %q (want %s, %s, %s or %s)", s.Name, s.Kind, SimZFSSSH, SimTrueNAS, SimInfinia, SimSynology))
 		}
 		if !vmSimName.MatchString(s.Name) || names[s.Name] {
 			problems = append(problems, fmt.Sprintf("simulator name %q: want a unique name of a-z, 0-9 and -", s.Name))
