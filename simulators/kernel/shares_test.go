@@ -186,3 +186,26 @@ func TestUnescapeMount(t *testing.T) {
 		}
 	}
 }
+
+// Two simulators share the VM's one smbd: the second, which finds smbd
+// running, still adds its own SMB accounts before the reload (its users
+// could not log in otherwise).
+func TestSMBSecondSimulatorAddsItsUsers(t *testing.T) {
+	h := kerneltest.New(t)
+	first := reconciler(h, map[string]string{"admin": "dsm-pass"})
+	second := reconciler(h, map[string]string{"zfsuser": "zfs-pass"})
+	apply(t, first, "dsm", State{SMB: []Share{{Name: "dsm_1", Path: h.Mkdir("srv/dsm-1")}}})
+	conf := filepath.Join(h.Dir, "state", "samba", "smb.conf")
+	if cmds := kerneltest.Changing(h.Commands()); !slices.Contains(cmds, "smbd -D --configfile="+conf) {
+		t.Fatalf("the first simulator did not start smbd: %q", cmds)
+	}
+	apply(t, second, "zfs", State{SMB: []Share{{Name: "zfs_1", Path: h.Mkdir("srv/zfs-1")}}})
+	want := []string{
+		"useradd -M -s /usr/sbin/nologin zfsuser",
+		"smbpasswd -c " + conf + " -s -a zfsuser",
+		"smbcontrol --configfile=" + conf + " smbd reload-config",
+	}
+	if cmds := kerneltest.Changing(h.Commands()); !slices.Equal(cmds, want) {
+		t.Errorf("second simulator's commands:\n got %q\nwant %q", cmds, want)
+	}
+}

@@ -133,6 +133,13 @@ func (p *pass) smb() {
 		}
 		r.smbDirty = false
 	case r.smbDirty && r.smbdRunning():
+		// Another simulator in this VM may have started smbd: its accounts
+		// are there, this process's not yet (smbpasswd -a is safe while
+		// smbd runs).
+		if err := p.smbUsers(); err != nil {
+			p.fail("SMB users: %v", err)
+			return
+		}
 		if _, err := p.exec("smbcontrol", "--configfile="+r.smbConf(), "smbd", "reload-config"); err != nil {
 			p.fail("smbcontrol smbd reload-config: %v", err)
 			return
