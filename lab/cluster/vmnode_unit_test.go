@@ -86,6 +86,8 @@ func TestVMSimulatorCommands(t *testing.T) {
 			"truenas --state /var/lib/switchyard-sim/nas --listen 0.0.0.0:17023 --kernel --version 25.10"},
 		{VMSimulator{Kind: SimInfinia, Name: "inf", HostPort: 17024, Args: []string{"--plain"}},
 			"infinia --state /var/lib/switchyard-sim/inf --listen 0.0.0.0:17024 --kernel --plain"},
+		{VMSimulator{Kind: SimSynology, Name: "dsm", HostPort: 17025, Args: []string{"--plain"}},
+			"synology --state /var/lib/switchyard-sim/dsm --listen 0.0.0.0:17025 --kernel --plain"},
 	} {
 		if got := strings.Join(vmSimulatorCmd(tt.sim).Args, " "); got != tt.want {
 			t.Errorf("%s: %s\nwant %s", tt.sim.Name, got, tt.want)
