@@ -115,7 +115,7 @@ func orphanReport(ctx context.Context) {
 
 	By("gone's dataset is destroyed behind the driver's back; its PV stays")
 	goneDS := datasetOf(pvs["gone"])
-	zfsRun(ctx, "zfs destroy -r "+goneDS)
+	zfsRun(ctx, "zfs destroy -r -f "+goneDS)
 
 	pod := zonesControllerPod(ctx)
 	handles := knownHandles(ctx, driver)
