@@ -31,7 +31,9 @@ func TestSimEncryptionKeyNotInMetrics(t *testing.T) {
 		_, err := ic(ctx, req, &grpc.UnaryServerInfo{FullMethod: "/csi.v1.Controller/" + method}, h)
 		return err
 	}
-	create := func(ctx context.Context, r any) (any, error) { return s.CreateVolume(ctx, r.(*csi.CreateVolumeRequest)) }
+	create := func(ctx context.Context, r any) (any, error) {
+		return s.CreateVolume(ctx, r.(*csi.CreateVolumeRequest))
+	}
 	publish := func(ctx context.Context, r any) (any, error) {
 		return s.ControllerPublishVolume(ctx, r.(*csi.ControllerPublishVolumeRequest))
 	}
