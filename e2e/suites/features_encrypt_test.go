@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -242,4 +243,57 @@ func encryptedPublish(ctx context.Context, conn, node string) {
 
 	By("the key is in none of the controller's logs")
 	expectKeyNotLogged(ctx, key, pv.Name)
+
+	// A user's cleanup, checked here rather than left to DeferCleanup: a
+	// failure in a cleanup comes after the failure dump (suite_test.go's
+	// JustAfterEach), and the second VM run's cleanup of this spec overran
+	// with nothing to read but the kubelet logs.
+	By("a user's cleanup: both pods and both claims delete, their VolumeAttachments and datasets go")
+	logAttachments(ctx, "before the cleanup", pv.Name, bpv.Name)
+	DeferCleanup(func(ctx context.Context) {
+		if CurrentSpecReport().Failed() {
+			logAttachments(ctx, "after a failure", pv.Name, bpv.Name)
+		}
+	})
+	for _, step := range []struct{ what, name string }{{"pod", "stuck"}, {"pod", "writer"}, {"claim", "bare"}, {"claim", "data"}} {
+		t := time.Now()
+		if step.what == "pod" {
+			f.DeletePod(ctx, ns, step.name)
+		} else {
+			f.DeletePVC(ctx, ns, step.name)
+		}
+		GinkgoWriter.Printf("%s %s deleted in %s\n", step.what, step.name, time.Since(t).Round(100*time.Millisecond))
+	}
+	for _, d := range []string{ds, bds} {
+		out, err := zfsGetProp(ctx, d, "name")
+		Expect(err).To(HaveOccurred(), "%s is still on the storage host after its PV was deleted (%s)", d, out)
+		Expect(err.Error()).To(ContainSubstring("does not exist"), "zfs get of %s", d)
+	}
+}
+
+// logAttachments prints the VolumeAttachments of the named PVs (attached,
+// errors, deletion) to the spec's log.
+func logAttachments(ctx context.Context, when string, pvs ...string) {
+	vas, err := f.Kube.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		GinkgoWriter.Printf("VolumeAttachments %s: %v\n", when, err)
+		return
+	}
+	for _, va := range vas.Items {
+		src := va.Spec.Source.PersistentVolumeName
+		if src == nil || !slices.Contains(pvs, *src) {
+			continue
+		}
+		line := fmt.Sprintf("VolumeAttachment %s %s: pv %s node %s attached=%v finalizers=%v", when, va.Name, *src, va.Spec.NodeName, va.Status.Attached, va.Finalizers)
+		if va.DeletionTimestamp != nil {
+			line += " deleting since " + va.DeletionTimestamp.UTC().Format(time.TimeOnly)
+		}
+		if e := va.Status.AttachError; e != nil {
+			line += " attachError: " + e.Message
+		}
+		if e := va.Status.DetachError; e != nil {
+			line += " detachError: " + e.Message
+		}
+		GinkgoWriter.Println(line)
+	}
 }
