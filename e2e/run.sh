@@ -209,7 +209,10 @@ if ! kc get crd volumesnapshots.snapshot.storage.k8s.io volumegroupsnapshots.gro
 	kc apply -f "$SIDECARS/crd" >&2
 	kc wait --for=condition=established --timeout=60s crd/volumesnapshots.snapshot.storage.k8s.io crd/volumegroupsnapshots.groupsnapshot.storage.k8s.io >&2
 fi
-if ! pgrep -x snapshot-controller >/dev/null && ! kc get pods -A -o name 2>/dev/null | grep -q snapshot-controller; then
+# Only a snapshot-controller pod counts (kind's, a user's cluster): a
+# process on this host may belong to an older cluster (pgrep -x never
+# matched one anyway: process names stop at 15 characters).
+if ! kc get pods -A -o name 2>/dev/null | grep -q snapshot-controller; then
 	step "snapshot-controller (the cluster runs none)"
 	sidecars
 	# CSIVolumeGroupSnapshot is GA (on by default) in snapshot-controller
