@@ -3,7 +3,8 @@ package zfs
 import (
 	"context"
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,12 +64,7 @@ func (o *orphanSet) add(id string) {
 func (o *orphanSet) list() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	ids := make([]string, 0, len(o.ids))
-	for id := range o.ids {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
+	return slices.Sorted(maps.Keys(o.ids))
 }
 
 func (o *orphanSet) remove(ids []string) {
