@@ -28,7 +28,8 @@ type kubeCluster struct {
 
 // kubeHandles are the handles of one CSI driver's objects in the cluster.
 type kubeHandles struct {
-	known map[string]bool
+	known   map[string]bool
+	volumes []string // the PersistentVolumes' volume handles
 	// pending are VolumeSnapshotContents of the driver with no snapshot
 	// handle yet: a snapshot being cut, whose backend object would look
 	// orphaned.
@@ -62,6 +63,7 @@ func (k kubeCluster) handles(ctx context.Context, driver string) (kubeHandles, e
 	for _, pv := range pvList.Items {
 		if c := pv.Spec.CSI; c != nil && c.Driver == driver && c.VolumeHandle != "" {
 			h.known[c.VolumeHandle] = true
+			h.volumes = append(h.volumes, c.VolumeHandle)
 		}
 	}
 	vscs, err := k.get(ctx, "volumesnapshotcontents.snapshot.storage.k8s.io")
