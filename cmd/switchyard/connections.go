@@ -12,6 +12,9 @@ package main
 //     call that lists connections, so this counts volumes per connection
 //     from the handles ListVolumes returns; a connection that cannot be
 //     listed fails the list, and the controller's message names it.
+//
+// --kubeconfig (with either, or alone) adds what the cluster holds: the
+// PersistentVolumes of --csi-name per connection (connections_kube.go).
 
 import (
 	"context"
@@ -38,8 +41,12 @@ import (
 type connRow struct {
 	name, state, typ, family, version string
 	volumes                           string // a count, or "-" when unknown
+	pvs                               string // PersistentVolumes naming it (--kubeconfig)
 	problem                           string // why state is not "loaded"
 }
+
+const connectionsUsage = `usage: switchyard connections (--driver-config-file <main.yaml> | --endpoint unix:///path/csi.sock) [--kubeconfig <file> [--context <name>] --csi-name <driver>]
+       switchyard connections --kubeconfig <file> [--context <name>] --csi-name <driver>`
 
 func connectionsCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("switchyard connections", flag.ContinueOnError)
@@ -48,22 +55,55 @@ func connectionsCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(cfgFile, "config", "", "alias of --driver-config-file")
 	endpoint := fs.String("endpoint", "", "a running controller's CSI socket (unix:///csi/csi.sock)")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up on one backend after this long")
+	kubeconfig := fs.String("kubeconfig", "", "also count the PersistentVolumes of --csi-name per connection in the cluster this kubeconfig file reaches (with kubectl)")
+	kubeContext := fs.String("context", "", "with --kubeconfig: the kubeconfig context to use (default: its current context)")
+	kubectl := fs.String("kubectl", "kubectl", "with --kubeconfig: the kubectl program to run")
+	csiName := fs.String("csi-name", "", "with --kubeconfig: the CSI driver name of the PersistentVolumes (the CSIDriver's name)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, connectionsUsage)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if (*cfgFile == "") == (*endpoint == "") {
-		fmt.Fprintln(stderr, "usage: switchyard connections --driver-config-file <main.yaml> | --endpoint unix:///path/csi.sock")
+	switch {
+	case *cfgFile != "" && *endpoint != "", *cfgFile == "" && *endpoint == "" && *kubeconfig == "":
+		fmt.Fprintln(stderr, connectionsUsage)
 		return 2
+	case *kubeContext != "" && *kubeconfig == "":
+		fmt.Fprintln(stderr, "connections: --context needs --kubeconfig")
+		return 2
+	case *kubeconfig != "" && *csiName == "":
+		fmt.Fprintln(stderr, "connections: --kubeconfig needs --csi-name <driver>: the CSIDriver's name, which tells this driver's PersistentVolumes from other drivers'")
+		return 2
+	}
+	var kube *kubeHandles
+	if *kubeconfig != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		kh, err := kubeCluster{kubectl: *kubectl, kubeconfig: *kubeconfig, context: *kubeContext}.handles(ctx, *csiName)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "connections: %v\n", err)
+			return 1
+		}
+		kube = &kh
 	}
 	var rows []connRow
 	var code int
-	if *endpoint != "" {
+	switch {
+	case *endpoint != "":
 		rows, code = connectionsFromSocket(*endpoint, *timeout, stdout, stderr)
-	} else {
+	case *cfgFile != "":
 		rows, code = connectionsFromConfig(*cfgFile, *timeout, stderr)
+	default:
+		rows = []connRow{}
+	}
+	if rows != nil && kube != nil {
+		rows = withPVCounts(rows, kube.volumes, *cfgFile != "")
+		code = max(code, exitOf(rows))
 	}
 	if rows != nil {
-		printConnections(stdout, rows)
+		printConnections(stdout, rows, kube != nil)
 	}
 	return code
 }
@@ -233,11 +273,19 @@ func familyName(typ string) string {
 	return typ
 }
 
-func printConnections(w io.Writer, rows []connRow) {
+func printConnections(w io.Writer, rows []connRow, pvs bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONNECTION\tSTATE\tTYPE\tFAMILY\tVERSION\tVOLUMES")
+	head := "CONNECTION\tSTATE\tTYPE\tFAMILY\tVERSION\tVOLUMES"
+	if pvs {
+		head += "\tPVS"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.name, r.state, r.typ, r.family, r.version, r.volumes)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.name, r.state, r.typ, r.family, r.version, r.volumes)
+		if pvs {
+			line += "\t" + r.pvs
+		}
+		fmt.Fprintln(tw, line)
 	}
 	_ = tw.Flush()
 	for _, r := range rows {

@@ -4,8 +4,9 @@ package main
 // know about, and the reverse. It lists; with --delete, after a
 // confirmation, it deletes the backend objects it listed (orphans_delete.go).
 //
-// The handles Kubernetes knows come from a file (or stdin), one per line,
-// for example:
+// The handles Kubernetes knows come from the cluster (--kubeconfig, read
+// with the user's kubectl: kubectl.go) or from a file (or stdin), one per
+// line, for example:
 //
 //	kubectl get pv -o jsonpath='{range .items[?(@.spec.csi.driver=="org.democratic-csi.proxy")]}{.spec.csi.volumeHandle}{"\n"}{end}' > handles
 //	kubectl get volumesnapshotcontents -o jsonpath='{range .items[?(@.spec.driver=="org.democratic-csi.proxy")]}{.status.snapshotHandle}{"\n"}{end}' >> handles
@@ -40,30 +41,61 @@ type orphanReport struct {
 	sources                    map[string]string // snapshot handle → its source volume's handle
 }
 
+const orphansUsage = `usage: switchyard orphans --driver-config-file <main.yaml> (--kubeconfig <file> [--context <name>] --csi-name <driver> | --handles <file|->) [--delete [--yes]]
+read-only unless --delete`
+
 func orphansCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("switchyard orphans", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, orphansUsage)
+		fs.PrintDefaults()
+	}
 	cfgFile := fs.String("driver-config-file", "", "main config file (as the controller runs with)")
-	handles := fs.String("handles", "", "file of the handles Kubernetes knows (PV volumeHandle, VolumeSnapshotContent snapshotHandle), one per line; - for stdin")
-	csiName := fs.String("csi-name", "org.switchyard.orphans", "CSI driver name (only for backends that record it)")
+	handles := fs.String("handles", "", "file of the handles Kubernetes knows (PV volumeHandle, VolumeSnapshotContent snapshotHandle), one per line; - for stdin (instead of --kubeconfig)")
+	kubeconfig := fs.String("kubeconfig", "", "read the handles from the cluster this kubeconfig file reaches: the PersistentVolumes and VolumeSnapshotContents of --csi-name, with kubectl (instead of --handles)")
+	kubeContext := fs.String("context", "", "with --kubeconfig: the kubeconfig context to use (default: its current context)")
+	kubectl := fs.String("kubectl", "kubectl", "with --kubeconfig: the kubectl program to run")
+	csiName := fs.String("csi-name", "org.switchyard.orphans", "CSI driver name, as in the CSIDriver object and the PersistentVolumes' spec.csi.driver (required with --kubeconfig)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
 	del := fs.Bool("delete", false, "delete the volumes and snapshots on the backends that no PersistentVolume or VolumeSnapshotContent names, after a confirmation")
 	yes := fs.Bool("yes", false, "with --delete: do not ask for a confirmation")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *cfgFile == "" || *handles == "" {
-		fmt.Fprintln(stderr, "usage: switchyard orphans --driver-config-file <main.yaml> --handles <file|-> [--delete [--yes]] (read-only unless --delete)")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *cfgFile == "" || (*handles == "") == (*kubeconfig == ""):
+		fmt.Fprintln(stderr, orphansUsage)
 		return 2
-	}
-	if *del && !*yes && *handles == "-" {
+	case *kubeContext != "" && *kubeconfig == "":
+		fmt.Fprintln(stderr, "orphans: --context needs --kubeconfig")
+		return 2
+	case *kubeconfig != "" && !set["csi-name"]:
+		fmt.Fprintln(stderr, "orphans: --kubeconfig needs --csi-name <driver>: the CSIDriver's name, which tells this driver's PersistentVolumes and VolumeSnapshotContents from other drivers'")
+		return 2
+	case *del && !*yes && *handles == "-":
 		fmt.Fprintln(stderr, "orphans: --delete with --handles - needs --yes: standard input carries the handles, so it cannot carry the confirmation too")
 		return 2
 	}
-	known, err := readHandles(*handles)
-	if err != nil {
-		fmt.Fprintf(stderr, "orphans: %v\n", err)
-		return 2
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	var cluster *kubeHandles
+	var known map[string]bool
+	if *kubeconfig != "" {
+		kh, err := kubeCluster{kubectl: *kubectl, kubeconfig: *kubeconfig, context: *kubeContext}.handles(ctx, *csiName)
+		if err != nil {
+			fmt.Fprintf(stderr, "orphans: %v\nno report: nothing was changed\n", err)
+			return 1
+		}
+		cluster, known = &kh, kh.known
+	} else {
+		var err error
+		if known, err = readHandles(*handles); err != nil {
+			fmt.Fprintf(stderr, "orphans: %v\n", err)
+			return 2
+		}
 	}
 	p, err := assembly.New(assembly.Options{ConfigFile: *cfgFile, CSIName: *csiName, Modes: []string{assembly.ModeController},
 		NodeName: "switchyard-orphans", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -72,8 +104,6 @@ func orphansCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer p.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
 	r, err := findOrphans(ctx, p.Controller, known)
 	if err != nil {
 		// A backend that cannot be listed would make every handle look
@@ -85,8 +115,19 @@ func orphansCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	printReport(stdout, r, !*del)
+	var refusals []string
+	if cluster != nil {
+		refusals = cluster.doubts(r, *csiName)
+		for _, d := range refusals {
+			fmt.Fprintf(stderr, "orphans: %s\n", d)
+		}
+	}
 	if !*del {
 		return 0
+	}
+	if len(refusals) > 0 {
+		fmt.Fprintln(stderr, "nothing was deleted: the cluster's answer above leaves the report in doubt")
+		return 1
 	}
 	return deleteOrphans(ctx, p.Controller, r, *yes, stdin, stdout, stderr)
 }

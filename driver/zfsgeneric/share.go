@@ -22,9 +22,9 @@ func newSharer(d *platform) engine.Sharer {
 	case DriverSMB:
 		return propertyShare{d: d, attach: "smb"}
 	case DriverISCSI:
-		return iscsiShare{d: d}
+		return iscsiShare{d: d, listing: newListingCache()}
 	case DriverNVMeoF:
-		return nvmeofShare{d: d}
+		return nvmeofShare{d: d, listing: newListingCache()}
 	}
 	panic("zfsgeneric: no sharer for " + d.cfg.driver) // parseSettings refuses other drivers
 }

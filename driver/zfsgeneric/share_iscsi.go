@@ -11,7 +11,10 @@ import (
 
 // iscsiShare exports a zvol through LIO with targetcli: one target per
 // volume (<basename>:<asset>), its zvol as a block backstore, LUN 0.
-type iscsiShare struct{ d *platform }
+type iscsiShare struct {
+	d       *platform
+	listing *listingCache // for CheckShare (share_health_block.go)
+}
 
 func (s iscsiShare) Create(ctx context.Context, r engine.ShareRequest) (map[string]string, []zfs.Prop, error) {
 	d := s.d

@@ -16,7 +16,10 @@ import (
 // nvmeofShare exports a zvol through the kernel NVMe-oF target with
 // nvmetcli: one subsystem per volume (<basename>:<asset>), namespace 1 on
 // the zvol, linked to every configured port.
-type nvmeofShare struct{ d *platform }
+type nvmeofShare struct {
+	d       *platform
+	listing *listingCache // for CheckShare (share_health_block.go)
+}
 
 // nsid is the namespace every volume's subsystem exports.
 const nsid = 1
