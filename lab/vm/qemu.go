@@ -186,7 +186,13 @@ func qemuArgs(img *Image, o RunOptions, socat string) []string {
 		disks = append(disks, "-drive", "file="+qemuEscape(d)+",if=virtio,format=raw,snapshot=on")
 	}
 	return append([]string{
-		"-accel", "tcg,thread=multi", "-cpu", "max",
+		// No AVX/AVX2: QEMU 7.2 was the first release whose TCG emulates
+		// them, and guest processes that glibc sends down its AVX2 string
+		// and memory paths (umount, rpc.mountd) died of SIGSEGV now and then
+		// under it, which no real CPU would do. The SSE4.2 paths have been
+		// emulated for years; a string-heavy guest workload took 32–41 s
+		// with them against 36–48 s with AVX2 (alternating runs, 26 Nov).
+		"-accel", "tcg,thread=multi", "-cpu", "max,-avx,-avx2",
 		"-m", strconv.Itoa(o.MemoryMB), "-smp", strconv.Itoa(o.CPUs),
 		"-nographic", "-no-reboot",
 		"-kernel", img.Kernel, "-initrd", img.Initrd,
