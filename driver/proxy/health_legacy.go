@@ -163,3 +163,63 @@ func stripField(b []byte, n protowire.Number) []byte {
 	}
 	return out
 }
+
+// LegacyCondition is what a CSI 1.12 reader (external-health-monitor
+// v0.18) finds in a VolumeStatus's field 2.
+type LegacyCondition struct {
+	Found    bool
+	Abnormal bool
+	Message  string
+	// Copies counts field 2's occurrences: more than one means an answer
+	// was passed through twice without stripField.
+	Copies int
+}
+
+// ReadLegacyCondition decodes a VolumeStatus's unknown bytes as a CSI 1.12
+// reader would. It sits beside encodeCondition so that the tests of every
+// backend read the bridge's output with the one decoder that matches it.
+func ReadLegacyCondition(unknown []byte) (LegacyCondition, error) {
+	var c LegacyCondition
+	for b := unknown; len(b) > 0; {
+		num, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return c, fmt.Errorf("volume status: bad field tag in %x", unknown)
+		}
+		b = b[l:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return c, fmt.Errorf("volume status: bad field %d in %x", num, unknown)
+		}
+		if num != legacyVolumeConditionField || typ != protowire.BytesType {
+			b = b[m:]
+			continue
+		}
+		inner, _ := protowire.ConsumeBytes(b)
+		b = b[m:]
+		c.Found, c.Copies = true, c.Copies+1
+		for len(inner) > 0 {
+			n, ty, k := protowire.ConsumeTag(inner)
+			if k < 0 {
+				return c, fmt.Errorf("volume condition: bad field tag in %x", unknown)
+			}
+			inner = inner[k:]
+			switch {
+			case n == 1 && ty == protowire.VarintType:
+				v, k := protowire.ConsumeVarint(inner)
+				if k < 0 {
+					return c, fmt.Errorf("volume condition: bad abnormal field in %x", unknown)
+				}
+				c.Abnormal, inner = v != 0, inner[k:]
+			case n == 2 && ty == protowire.BytesType:
+				s, k := protowire.ConsumeString(inner)
+				if k < 0 {
+					return c, fmt.Errorf("volume condition: bad message field in %x", unknown)
+				}
+				c.Message, inner = s, inner[k:]
+			default:
+				return c, fmt.Errorf("volume condition: unexpected field %d in %x", n, unknown)
+			}
+		}
+	}
+	return c, nil
+}

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -58,35 +57,11 @@ func call(t *testing.T, c csipb.ControllerServer, resp any) any {
 // would, after a trip over the wire (marshal, unmarshal) of its message.
 func legacyCondition(t *testing.T, unknown []byte) (found, abnormal bool, msg string, copies int) {
 	t.Helper()
-	for b := unknown; len(b) > 0; {
-		num, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			t.Fatalf("bad unknown bytes %x", unknown)
-		}
-		b = b[l:]
-		if num != 2 || typ != protowire.BytesType {
-			b = b[protowire.ConsumeFieldValue(num, typ, b):]
-			continue
-		}
-		inner, m := protowire.ConsumeBytes(b)
-		b = b[m:]
-		found, copies = true, copies+1
-		for len(inner) > 0 {
-			n, ty, k := protowire.ConsumeTag(inner)
-			inner = inner[k:]
-			switch {
-			case n == 1 && ty == protowire.VarintType:
-				v, k := protowire.ConsumeVarint(inner)
-				abnormal, inner = v != 0, inner[k:]
-			case n == 2 && ty == protowire.BytesType:
-				s, k := protowire.ConsumeString(inner)
-				msg, inner = s, inner[k:]
-			default:
-				t.Fatalf("unexpected field %d in the condition", n)
-			}
-		}
+	c, err := ReadLegacyCondition(unknown)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return found, abnormal, msg, copies
+	return c.Found, c.Abnormal, c.Message, c.Copies
 }
 
 func TestLegacyCapabilityNextToHealth(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 
 	csi "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchyard-csi/switchyard/driver/proxy"
@@ -15,39 +14,15 @@ import (
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
 )
 
-// volumeCondition decodes CSI 1.12's VolumeStatus.volume_condition (field
-// 2: abnormal = 1, message = 2) from a status's unknown bytes, as
-// external-health-monitor v0.18.0 reads it.
+// volumeCondition decodes CSI 1.12's VolumeStatus.volume_condition from a
+// status's unknown bytes, as external-health-monitor v0.18.0 reads it.
 func volumeCondition(t *testing.T, unknown []byte) (found, abnormal bool, msg string) {
 	t.Helper()
-	for b := unknown; len(b) > 0; {
-		num, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			t.Fatalf("bad unknown bytes %x", unknown)
-		}
-		b = b[l:]
-		if num != 2 || typ != protowire.BytesType {
-			b = b[protowire.ConsumeFieldValue(num, typ, b):]
-			continue
-		}
-		inner, m := protowire.ConsumeBytes(b)
-		b, found = b[m:], true
-		for len(inner) > 0 {
-			n, ty, k := protowire.ConsumeTag(inner)
-			inner = inner[k:]
-			switch {
-			case n == 1 && ty == protowire.VarintType:
-				v, k := protowire.ConsumeVarint(inner)
-				abnormal, inner = v != 0, inner[k:]
-			case n == 2 && ty == protowire.BytesType:
-				s, k := protowire.ConsumeString(inner)
-				msg, inner = s, inner[k:]
-			default:
-				inner = inner[protowire.ConsumeFieldValue(n, ty, inner):]
-			}
-		}
+	c, err := proxy.ReadLegacyCondition(unknown)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return found, abnormal, msg
+	return c.Found, c.Abnormal, c.Message
 }
 
 // What the health monitor sees: ListVolumes through the driver's CSI 1.12
