@@ -64,3 +64,29 @@ func TestCommandOutlivesItsConnection(t *testing.T) {
 		})
 	}
 }
+
+// A command on a pty dies with its connection: sshd closes the pty's
+// master and the kernel hangs the session up (SIGHUP), so it never runs
+// its next command. (nvmetcli and targetcli run this way; a leftover one
+// would race the client's retry.)
+func TestPTYCommandHungUpWithItsConnection(t *testing.T) {
+	e := startEnv(t, nil)
+	c := e.client("root")
+	s, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestPty("xterm", 40, 80, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start("sleep 0.5; zfs create tank/after-hangup"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	c.Close() // the connection drops mid-program
+	waitNoProcs(t, e.srv)
+	time.Sleep(600 * time.Millisecond)
+	if e.host.has("tank/after-hangup") {
+		t.Fatal("the command on the pty went on after its connection dropped")
+	}
+}

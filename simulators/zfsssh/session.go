@@ -82,6 +82,13 @@ func (c *sshConn) serveSession(id uint64, ch ssh.Channel, reqs <-chan *ssh.Reque
 	s.mu.Lock()
 	started := s.started
 	s.mu.Unlock()
+	if started && s.env.pty {
+		// A command on a terminal dies with it: sshd closes the pty's
+		// master, the kernel hangs up the session (SIGHUP) and throws
+		// away the input not yet read. Only a command without a pty
+		// outlives its channel.
+		s.cancel()
+	}
 	if started {
 		<-s.done
 	} else {
