@@ -77,8 +77,8 @@ func logCalls(b *testing.B, what string, by map[string]int) {
 // 100 ÷ 16 callers (the driver's default 16 calls in flight); x-bound is
 // wall time over that bound.
 func BenchmarkTrueNASCreateDelete(b *testing.B) {
+	volumes := 100 * benchScale(b) // SWITCHYARD_BENCH_SCALE, for profiles
 	const (
-		volumes = 100
 		callers = 16
 		latency = 5 * time.Millisecond
 	)
@@ -116,7 +116,7 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 				}
 				ids := make([]string, volumes)
 				createWall, createRecs := run(func(i int) error {
-					r, err := ctl.CreateVolume(ctx, req(fmt.Sprintf("pvc-%03d", i)))
+					r, err := ctl.CreateVolume(ctx, req(fmt.Sprintf("pvc-%04d", i)))
 					if err == nil {
 						ids[i] = r.GetVolume().GetVolumeId()
 					}
@@ -131,10 +131,10 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 					logCalls(b, "create", creates)
 					logCalls(b, "delete", deletes)
 				}
-				b.ReportMetric(float64(createRecs.Records)/volumes, "calls/create")
-				b.ReportMetric(float64(after.Records)/volumes, "calls/delete")
-				b.ReportMetric(float64(createWall.Microseconds())/1000/volumes, "ms/create")
-				b.ReportMetric(float64(deleteWall.Microseconds())/1000/volumes, "ms/delete")
+				b.ReportMetric(float64(createRecs.Records)/float64(volumes), "calls/create")
+				b.ReportMetric(float64(after.Records)/float64(volumes), "calls/delete")
+				b.ReportMetric(float64(createWall.Microseconds())/1000/float64(volumes), "ms/create")
+				b.ReportMetric(float64(deleteWall.Microseconds())/1000/float64(volumes), "ms/delete")
 				createBound := time.Duration(createRecs.Records) * latency / callers
 				deleteBound := time.Duration(after.Records) * latency / callers
 				b.ReportMetric(float64(createWall.Milliseconds()), "create-wall-ms")
@@ -145,9 +145,9 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 				// Each side's CPU from its own process over both batches: the
 				// driver (the switchyard binary), the simulator (a child
 				// process, simproc_test.go) and the gRPC client (this one).
-				b.ReportMetric(ms(cpu.driver)/volumes, "driver-cpu-ms/pair")
-				b.ReportMetric(ms(cpu.sim)/volumes, "sim-cpu-ms/pair")
-				b.ReportMetric(ms(cpu.client)/volumes, "client-cpu-ms/pair")
+				b.ReportMetric(ms(cpu.driver)/float64(volumes), "driver-cpu-ms/pair")
+				b.ReportMetric(ms(cpu.sim)/float64(volumes), "sim-cpu-ms/pair")
+				b.ReportMetric(ms(cpu.client)/float64(volumes), "client-cpu-ms/pair")
 				switch tc.transport {
 				case "websocket":
 					// Since the host started: the warm-up's dial must be the only one.
