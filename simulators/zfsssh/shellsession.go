@@ -46,7 +46,8 @@ func readScript(p *proc, sh *shell, session bool) int {
 			}
 			break
 		}
-		if incomplete(pending.String()) {
+		sc, more := parseScript(pending.String())
+		if more {
 			continue
 		}
 		src := pending.String()
@@ -64,7 +65,7 @@ func readScript(p *proc, sh *shell, session bool) int {
 			p.env.program++
 			p.env.line = strings.TrimSuffix(src, "\n")
 		}
-		sh.run(p.ctx, src, std)
+		sh.runScript(p.ctx, sc, std)
 	}
 	return sh.status
 }
