@@ -225,8 +225,15 @@ func (lx *lexer) word() error {
 				w.parts = append(w.parts, part)
 			}
 		default:
-			addLit(string(c), false)
-			lx.pos++
+			// A run of plain characters at once: one copy into lit, not
+			// one growth per character (the lexer was a tenth of the
+			// simulator's CPU per program: issue 16).
+			end := lx.pos + 1
+			for end < len(lx.src) && plainInWord(lx.src[end]) {
+				end++
+			}
+			addLit(lx.src[lx.pos:end], false)
+			lx.pos = end
 		}
 	}
 	flush()
@@ -243,6 +250,24 @@ func (lx *lexer) word() error {
 	}
 	lx.toks = append(lx.toks, token{kind: tWord, word: w, line: startLine, fd: -1})
 	return nil
+}
+
+// plainInWord: a character an unquoted word takes literally.
+func plainInWord(c byte) bool {
+	switch c {
+	case '\'', '"', '\\', '`', '$':
+		return false
+	}
+	return !isMeta(c)
+}
+
+// plainInDquote: a character a double-quoted string takes literally.
+func plainInDquote(c byte) bool {
+	switch c {
+	case '"', '\\', '`', '$':
+		return false
+	}
+	return true
 }
 
 func isDigits(s string) bool {
@@ -312,11 +337,14 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 				w.parts = append(w.parts, part)
 			}
 		default:
-			if c == '\n' {
-				lx.line++
+			end := lx.pos + 1
+			for end < len(lx.src) && plainInDquote(lx.src[end]) {
+				end++
 			}
-			add(string(c))
-			lx.pos++
+			run := lx.src[lx.pos:end]
+			lx.line += strings.Count(run, "\n")
+			add(run)
+			lx.pos = end
 		}
 		empty = false
 	}
