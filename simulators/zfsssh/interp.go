@@ -67,11 +67,12 @@ func (sh *shell) run(ctx context.Context, src string, std stdio) int {
 }
 
 // runScript runs a text parsed by parseScript as run would run it: the
-// lists in order, then the syntax error that ended the parse, if any.
-func (sh *shell) runScript(ctx context.Context, sc script, std stdio) int {
+// lists in order, then the syntax error that ended the parse, if any; the
+// status is left in sh.status.
+func (sh *shell) runScript(ctx context.Context, sc script, std stdio) {
 	for _, list := range sc.lists {
 		if sh.exited || ctx.Err() != nil {
-			return sh.status
+			return
 		}
 		sh.runList(ctx, list, std)
 	}
@@ -79,7 +80,6 @@ func (sh *shell) runScript(ctx context.Context, sc script, std stdio) int {
 		sh.syntaxError(sc.err, std.err)
 		sh.status = 2
 	}
-	return sh.status
 }
 
 func (sh *shell) syntaxError(err error, w io.Writer) {
