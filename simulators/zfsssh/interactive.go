@@ -79,22 +79,48 @@ type script struct {
 // parseScript parses src; more reports a text that needs more lines (an
 // open quote, a trailing "&&" or "|").
 func parseScript(src string) (sc script, more bool) {
+	sc, more, _ = parseScriptQuote(src)
+	return sc, more
+}
+
+// parseScriptQuote is parseScript that also reports, for a text that
+// needs more lines because a quoted string is unterminated, which quote
+// is open (stillOpen).
+func parseScriptQuote(src string) (sc script, more bool, open byte) {
 	p := &parser{toks: lex(src)}
 	for {
 		list, err := p.nextList()
 		if err != nil {
 			var se *syntaxError
 			if errors.As(err, &se) && se.incomplete {
-				return script{}, true
+				return script{}, true, se.openQuote
 			}
 			sc.err = err
-			return sc, false
+			return sc, false, 0
 		}
 		if list == nil {
-			return sc, false
+			return sc, false, 0
 		}
 		sc.lists = append(sc.lists, list)
 	}
+}
+
+// stillOpen reports whether a text whose parse stopped at an unterminated
+// quoted string (open, from parseScriptQuote) is still incomplete, and
+// parses to the same, with line added: inside '...' only a ' ends the
+// string; inside "..." also what the lexer reads specially there ($, `
+// and \). The tokens before the string are the same, so the parser stops
+// at the same place. A driver's program reaches a session's sh as one
+// command of many lines (sh -c '<program>'): without this each line read
+// lexed and parsed the whole text again, quadratic in its lines.
+func stillOpen(open byte, line string) bool {
+	switch open {
+	case '\'':
+		return strings.IndexByte(line, '\'') < 0
+	case '"':
+		return !strings.ContainsAny(line, "\"$`\\")
+	}
+	return false
 }
 
 var errInterrupt = errors.New("interrupt")

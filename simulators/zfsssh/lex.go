@@ -54,6 +54,9 @@ type syntaxError struct {
 	line       int
 	msg        string
 	incomplete bool
+	// openQuote is the quote (' or ") an unterminated quoted string
+	// leaves open at the end of the text.
+	openQuote byte
 }
 
 func (e *syntaxError) Error() string { return "Syntax error: " + e.msg }
@@ -183,7 +186,7 @@ func (lx *lexer) word() error {
 		case '\'':
 			end := strings.IndexByte(lx.src[lx.pos+1:], '\'')
 			if end < 0 {
-				return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true}
+				return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true, openQuote: '\''}
 			}
 			s := lx.src[lx.pos+1 : lx.pos+1+end]
 			lx.line += strings.Count(s, "\n")
@@ -295,7 +298,7 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 	empty := true
 	for {
 		if lx.pos >= len(lx.src) {
-			return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true}
+			return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true, openQuote: '"'}
 		}
 		c := lx.src[lx.pos]
 		switch c {

@@ -34,6 +34,7 @@ func readScript(p *proc, sh *shell, session bool) int {
 	in := bufio.NewReader(p.std.in)
 	std := stdio{in: in, out: p.std.out, err: p.std.err}
 	var pending strings.Builder
+	var open byte // the quote pending leaves open
 	for !sh.exited && p.ctx.Err() == nil {
 		line, err := in.ReadString('\n')
 		pending.WriteString(line)
@@ -46,10 +47,15 @@ func readScript(p *proc, sh *shell, session bool) int {
 			}
 			break
 		}
-		sc, more := parseScript(pending.String())
-		if more {
+		if open != 0 && stillOpen(open, line) {
 			continue
 		}
+		sc, more, q := parseScriptQuote(pending.String())
+		if more {
+			open = q
+			continue
+		}
+		open = 0
 		src := pending.String()
 		pending.Reset()
 		if session {
