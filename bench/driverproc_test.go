@@ -91,9 +91,12 @@ func startDriver(b *testing.B, dir, main string) driverProc {
 }
 
 // cpu is the process's user+system CPU time so far.
-func (d driverProc) cpu(b *testing.B) time.Duration {
+func (d driverProc) cpu(b *testing.B) time.Duration { return procCPU(b, d.pid) }
+
+// procCPU is process pid's user+system CPU time so far (/proc/<pid>/stat).
+func procCPU(b *testing.B, pid int) time.Duration {
 	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,24 +11,22 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/lab/loadgen"
-	"github.com/switchyard-csi/switchyard/lab/truenashost"
-	"github.com/switchyard-csi/switchyard/simulators/truenas"
 )
 
-// trueNASProxy serves a proxy with one truenas-api-nfs connection ("nas")
-// to h and returns the gRPC controller client and a request builder.
-func trueNASProxy(b *testing.B, dir string, h *truenashost.Host) (csipb.ControllerClient, func(string) *csipb.CreateVolumeRequest) {
+// trueNASProxy runs the switchyard binary (driverproc_test.go) as a proxy
+// with one truenas-api-nfs connection ("nas") whose config is conn, and
+// returns the driver process and a request builder.
+func trueNASProxy(b *testing.B, dir, conn string) (driverProc, func(string) *csipb.CreateVolumeRequest) {
 	b.Helper()
 	conns := filepath.Join(dir, "connections")
 	if err := os.MkdirAll(conns, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	conn := h.DriverConfig("truenas-api-nfs", "v", "")
 	if err := os.WriteFile(filepath.Join(conns, "nas.yaml"), []byte(conn), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	c := start(b, dir, "driver: proxy\nproxy:\n  configFolder: "+conns+"\n")
-	return csipb.NewControllerClient(c.Conn), func(name string) *csipb.CreateVolumeRequest {
+	d := startDriver(b, dir, "driver: proxy\nproxy:\n  configFolder: "+conns+"\n")
+	return d, func(name string) *csipb.CreateVolumeRequest {
 		return &csipb.CreateVolumeRequest{Name: name, VolumeCapabilities: mountCap,
 			CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 30}, Parameters: map[string]string{"connection": "nas"}}
 	}
@@ -38,21 +36,17 @@ func trueNASProxy(b *testing.B, dir string, h *truenashost.Host) (csipb.Controll
 // fills it may have lost its oldest records, so its counts are wrong.
 const maxRecords = 10000
 
-// callsSeen counts recorded calls by method and fails if any came over
-// another transport than want (auto must not have fallen back).
-func callsSeen(b *testing.B, recs []truenas.Record, want string) map[string]int {
+// callsSeen checks the host's counts: not more records than it keeps, and
+// every call over want (auto must not have fallen back).
+func callsSeen(b *testing.B, c simCounts, want string) map[string]int {
 	b.Helper()
-	if len(recs) >= maxRecords {
-		b.Fatalf("%d call records: the simulator keeps at most %d, counts would be short", len(recs), maxRecords)
+	if c.Records >= maxRecords {
+		b.Fatalf("%d call records: the simulator keeps at most %d, counts would be short", c.Records, maxRecords)
 	}
-	by := map[string]int{}
-	for _, r := range recs {
-		if r.Transport != want {
-			b.Fatalf("%s call over %q; want every call over %q", r.Method, r.Transport, want)
-		}
-		by[r.Method]++
+	if c.Transports[want] != c.Records {
+		b.Fatalf("calls by transport %v; want every call over %q", c.Transports, want)
 	}
-	return by
+	return c.Methods
 }
 
 // logCalls writes the per-method counts, sorted, for reading with -v.
@@ -75,14 +69,16 @@ func logCalls(b *testing.B, what string, by map[string]int) {
 // dial); rest-24.10 is the same work over REST /api/v2.0, one HTTP request
 // per call. Metrics: API calls per create and per delete (from the
 // server's call records), ms per create and per delete (wall ÷ 100),
-// WebSocket dials or REST HTTP requests over the run, and the process's
-// CPU (rusage) per create + delete pair. As in the ZFS
+// WebSocket dials or REST HTTP requests over the run, and the CPU per
+// create + delete pair of the driver (the switchyard binary as its own
+// process), the simulator (a process of its own) and the client, each
+// from its own process's figures. As in the ZFS
 // benchmark, the bound is what the latency alone allows: calls × 5 ms ×
 // 100 ÷ 16 callers (the driver's default 16 calls in flight); x-bound is
 // wall time over that bound.
 func BenchmarkTrueNASCreateDelete(b *testing.B) {
+	volumes := 100 * benchScale(b) // SWITCHYARD_BENCH_SCALE, for profiles
 	const (
-		volumes = 100
 		callers = 16
 		latency = 5 * time.Millisecond
 	)
@@ -96,66 +92,67 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				dir := b.TempDir()
-				h, err := truenashost.Start(truenashost.Options{Dir: filepath.Join(dir, "host"), Version: tc.version, Latency: latency})
-				if err != nil {
-					b.Fatal(err)
-				}
-				ctl, req := trueNASProxy(b, dir, h)
+				h := startSim(b, simSpec{Kind: "truenas", Dir: filepath.Join(dir, "host"), Driver: "truenas-api-nfs",
+					Version: tc.version, Latency: latency})
+				d, req := trueNASProxy(b, dir, h.Config)
+				ctl := d.c.Controller
 				// Warm up: the first call connects, logs in and picks the transport.
 				if _, err := ctl.GetCapacity(ctx, &csipb.GetCapacityRequest{Parameters: map[string]string{"connection": "nas"}}); err != nil {
 					b.Fatal(err)
 				}
-				run := func(op func(i int) error) time.Duration {
-					h.Server.ResetCalls()
-					wall, err := loadgen.Spread(volumes, callers, op)
-					if err != nil {
-						b.Fatal(err)
-					}
-					return wall
+				before := h.counts(b)
+				var cpu cpuMeter
+				run := func(op func(i int) error) (time.Duration, simCounts) {
+					h.reset(b)
+					var wall time.Duration
+					cpu.measure(b, d.pid, h, func() {
+						var err error
+						wall, err = loadgen.Spread(volumes, callers, op)
+						if err != nil {
+							b.Fatal(err)
+						}
+					})
+					return wall, h.counts(b)
 				}
-				before := h.Server.Stats()
-				cpu0 := selfCPU(b)
 				ids := make([]string, volumes)
-				createWall := run(func(i int) error {
-					r, err := ctl.CreateVolume(ctx, req(fmt.Sprintf("pvc-%03d", i)))
+				createWall, createRecs := run(func(i int) error {
+					r, err := ctl.CreateVolume(ctx, req(fmt.Sprintf("pvc-%04d", i)))
 					if err == nil {
 						ids[i] = r.GetVolume().GetVolumeId()
 					}
 					return err
 				})
-				createRecs := h.Server.Calls()
-				deleteWall := run(func(i int) error {
+				deleteWall, after := run(func(i int) error {
 					_, err := ctl.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: ids[i]})
 					return err
 				})
-				deleteRecs := h.Server.Calls()
-				cpu := selfCPU(b) - cpu0
-				after := h.Server.Stats()
-				creates, deletes := callsSeen(b, createRecs, tc.transport), callsSeen(b, deleteRecs, tc.transport)
+				creates, deletes := callsSeen(b, createRecs, tc.transport), callsSeen(b, after, tc.transport)
 				if i == 0 {
 					logCalls(b, "create", creates)
 					logCalls(b, "delete", deletes)
 				}
-				b.ReportMetric(float64(len(createRecs))/volumes, "calls/create")
-				b.ReportMetric(float64(len(deleteRecs))/volumes, "calls/delete")
-				b.ReportMetric(float64(createWall.Microseconds())/1000/volumes, "ms/create")
-				b.ReportMetric(float64(deleteWall.Microseconds())/1000/volumes, "ms/delete")
-				createBound := time.Duration(len(createRecs)) * latency / callers
-				deleteBound := time.Duration(len(deleteRecs)) * latency / callers
+				b.ReportMetric(float64(createRecs.Records)/float64(volumes), "calls/create")
+				b.ReportMetric(float64(after.Records)/float64(volumes), "calls/delete")
+				b.ReportMetric(float64(createWall.Microseconds())/1000/float64(volumes), "ms/create")
+				b.ReportMetric(float64(deleteWall.Microseconds())/1000/float64(volumes), "ms/delete")
+				createBound := time.Duration(createRecs.Records) * latency / callers
+				deleteBound := time.Duration(after.Records) * latency / callers
 				b.ReportMetric(float64(createWall.Milliseconds()), "create-wall-ms")
 				b.ReportMetric(float64(createBound.Milliseconds()), "create-bound-ms")
 				b.ReportMetric(float64(deleteWall.Milliseconds()), "delete-wall-ms")
 				b.ReportMetric(float64(deleteBound.Milliseconds()), "delete-bound-ms")
 				b.ReportMetric(float64(createWall+deleteWall)/float64(createBound+deleteBound), "x-bound")
-				// This process's rusage over both batches: simulator, driver and
-				// gRPC client together (one process), so with the same driver
-				// code on both sides a difference is the simulator's.
-				b.ReportMetric(float64(cpu.Microseconds())/1000/volumes, "cpu-ms/pair")
+				// Each side's CPU from its own process over both batches: the
+				// driver (the switchyard binary), the simulator (a child
+				// process, simproc_test.go) and the gRPC client (this one).
+				b.ReportMetric(ms(cpu.driver)/float64(volumes), "driver-cpu-ms/pair")
+				b.ReportMetric(ms(cpu.sim)/float64(volumes), "sim-cpu-ms/pair")
+				b.ReportMetric(ms(cpu.client)/float64(volumes), "client-cpu-ms/pair")
 				switch tc.transport {
 				case "websocket":
 					// Since the host started: the warm-up's dial must be the only one.
 					if after.WebSocketSessions != 1 {
-						b.Fatalf("%d WebSocket connections opened; want 1 shared by all callers (stats %+v)", after.WebSocketSessions, after)
+						b.Fatalf("%d WebSocket connections opened; want 1 shared by all callers (counts %+v)", after.WebSocketSessions, after)
 					}
 					b.ReportMetric(float64(after.WebSocketSessions), "ws-dials")
 				case "rest":
@@ -165,7 +162,6 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 					b.ReportMetric(float64(after.RESTCalls-before.RESTCalls), "http-reqs")
 					b.ReportMetric(float64(after.Connections-before.Connections), "tcp-conns")
 				}
-				h.Close()
 			}
 		})
 	}

@@ -71,18 +71,14 @@ func BenchmarkZFSNFSProcess(b *testing.B) {
 }
 
 // zfsNFSBatch runs one batch of BenchmarkZFSNFSProcess against a host
-// started with o (its Dir set here), reached through a relay of round trip
-// relay if > 0, and reports its metrics.
+// started with o (in a process of its own, simproc_test.go), reached
+// through a relay of round trip relay if > 0, and reports its metrics.
 func zfsNFSBatch(b *testing.B, o zfshost.Options, relay time.Duration, callers, count int) {
 	count *= benchScale(b)
 	dir := b.TempDir()
-	o.Dir = filepath.Join(dir, "host")
-	h, err := zfshost.Start(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
-	cfg := h.DriverConfig("zfs-generic-nfs", "v", "")
+	h := startSim(b, simSpec{Kind: "zfs", Dir: filepath.Join(dir, "host"), Driver: "zfs-generic-nfs",
+		Latency: o.Latency, RTTLatency: o.RTTLatency})
+	cfg := h.Config
 	// SWITCHYARD_BENCH_SHELL_SESSION=true|false sets sshConnection.shellSession
 	// (unset: the driver's default), to compare the two transports in one run.
 	if v := os.Getenv("SWITCHYARD_BENCH_SHELL_SESSION"); v != "" {
@@ -107,26 +103,31 @@ func zfsNFSBatch(b *testing.B, o zfshost.Options, relay time.Duration, callers, 
 		b.Fatal(err)
 	}
 	ids := make([]string, count)
-	h.Server.ResetCommands()
+	h.reset(b)
 	stopPerf := d.perfRecord(b, b.Name())
-	cpu0, self0 := d.cpu(b), selfCPU(b)
-	cl, cwall := batch(b, count, callers, func(i int) error {
-		r, err := ctl.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%04d", i), VolumeCapabilities: mountCap,
-			CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 30}})
-		ids[i] = r.GetVolume().GetVolumeId()
-		return err
+	var cpu cpuMeter
+	var cl, dl []time.Duration
+	var cwall, dwall time.Duration
+	cpu.measure(b, d.pid, h, func() {
+		cl, cwall = batch(b, count, callers, func(i int) error {
+			r, err := ctl.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: fmt.Sprintf("pvc-%04d", i), VolumeCapabilities: mountCap,
+				CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 30}})
+			ids[i] = r.GetVolume().GetVolumeId()
+			return err
+		})
 	})
-	cExecs, cCmds := execsAndCommands(h.Server.Commands())
-	h.Server.ResetCommands()
-	dl, dwall := batch(b, count, callers, func(i int) error {
-		_, err := ctl.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: ids[i]})
-		return err
+	created := h.counts(b)
+	h.reset(b)
+	cpu.measure(b, d.pid, h, func() {
+		dl, dwall = batch(b, count, callers, func(i int) error {
+			_, err := ctl.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: ids[i]})
+			return err
+		})
 	})
-	cpu, self := d.cpu(b)-cpu0, selfCPU(b)-self0
 	stopPerf()
-	dExecs, dCmds := execsAndCommands(h.Server.Commands())
+	deleted := h.counts(b)
 	n := float64(count)
-	perExec, perCmd := float64(cExecs)/n, float64(cCmds)/n
+	perExec, perCmd := float64(created.Execs)/n, float64(created.Records)/n
 	createBound := time.Duration(perExec*float64(o.RTTLatency+relay) + perCmd*float64(o.Latency))
 	rateBound := float64(min(callers, 10)) / createBound.Seconds()
 	b.ReportMetric(ms(pct(cl, .5)), "create-p50-ms")
@@ -139,12 +140,13 @@ func zfsNFSBatch(b *testing.B, o zfshost.Options, relay time.Duration, callers, 
 	}
 	b.ReportMetric(n/cwall.Seconds(), "creates/s")
 	b.ReportMetric(n/dwall.Seconds(), "deletes/s")
-	b.ReportMetric(ms(cpu)/n, "driver-cpu-ms/pair")
-	// The benchmark process holds the simulated host and the gRPC client:
-	// its CPU bounds the simulator's from above.
-	b.ReportMetric(ms(self)/n, "sim+client-cpu-ms/pair")
+	b.ReportMetric(ms(cpu.driver)/n, "driver-cpu-ms/pair")
+	// Each side from its own process: the simulated host (its own
+	// process) and the benchmark's gRPC client with the relay, if any.
+	b.ReportMetric(ms(cpu.sim)/n, "sim-cpu-ms/pair")
+	b.ReportMetric(ms(cpu.client)/n, "client-cpu-ms/pair")
 	b.ReportMetric(perExec, "execs/create")
-	b.ReportMetric(float64(dExecs)/n, "execs/delete")
+	b.ReportMetric(float64(deleted.Execs)/n, "execs/delete")
 	b.ReportMetric(perCmd, "cmds/create")
-	b.ReportMetric(float64(dCmds)/n, "cmds/delete")
+	b.ReportMetric(float64(deleted.Records)/n, "cmds/delete")
 }

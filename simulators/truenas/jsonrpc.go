@@ -133,7 +133,7 @@ func (c *rpcConn) handle(data []byte) {
 				"reason": "the result cannot be encoded: " + err.Error(), "trace": nil, "extra": nil})
 			return
 		}
-		c.send(map[string]any{"jsonrpc": "2.0", "id": req.id, "result": json.RawMessage(result)})
+		c.sendResult(req.id, result)
 	}()
 }
 
@@ -156,9 +156,39 @@ func (c *rpcConn) send(v any) {
 	if err != nil {
 		return
 	}
+	c.write(data)
+}
+
+// write sends one encoded message.
+func (c *rpcConn) write(data []byte) {
 	ctx, cancel := context.WithTimeout(c.gen.ctx, writeTimeout)
 	defer cancel()
 	c.ws.Write(ctx, websocket.MessageText, data)
+}
+
+// sendResult sends a result answer (resultMessage).
+func (c *rpcConn) sendResult(id json.RawMessage, result []byte) {
+	if data, err := resultMessage(id, result); err == nil {
+		c.write(data)
+	}
+}
+
+// resultMessage is the bytes json.Marshal makes of {"jsonrpc": "2.0",
+// "id": id, "result": result} (keys sorted, the id compacted and
+// HTML-escaped as Marshal does), without Marshal scanning and copying the
+// encoded result again: a few percent of the simulator's CPU per call
+// (issue 16). result is json.Marshal's output, compact and escaped.
+func resultMessage(id json.RawMessage, result []byte) ([]byte, error) {
+	idb, err := json.Marshal(id)
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, 0, len(idb)+len(result)+40)
+	data = append(data, `{"id":`...)
+	data = append(data, idb...)
+	data = append(data, `,"jsonrpc":"2.0","result":`...)
+	data = append(data, result...)
+	return append(data, '}'), nil
 }
 
 // sendError sends an error answer; id nil is JSON null.

@@ -39,6 +39,21 @@ func (m *Model) Exists(name string) bool {
 
 // Get returns a dataset's description with freshly measured space figures.
 func (m *Model) Get(name string) (*Info, error) {
+	return m.get(name, true)
+}
+
+// Peek is Get without measuring: the space figures are the last measured
+// (by an earlier query of the dataset, or the background scan, at most
+// one RescanInterval old), and Children, Clones and Snapshots are left
+// nil. For a caller that wants a dataset's type and properties, such as
+// the TrueNAS middleware's look at the parent of a dataset it creates or
+// updates: measuring that parent read its directory, one entry per
+// child, and sorted its children, on every create (issue 16).
+func (m *Model) Peek(name string) (*Info, error) {
+	return m.get(name, false)
+}
+
+func (m *Model) get(name string, full bool) (*Info, error) {
 	if err := m.beginRead(); err != nil {
 		return nil, err
 	}
@@ -47,15 +62,20 @@ func (m *Model) Get(name string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.freshen()
-	m.refresh(d)
+	if full {
+		m.freshen()
+		m.refresh(d)
+	}
 	m.spaceMu.Lock()
 	defer m.spaceMu.Unlock()
+	users := userPropNames(d)
 	in := &Info{
 		Name: d.full, Type: d.typ, GUID: d.guid, CreateTXG: d.txg, Creation: time.Unix(d.creation, 0),
-		Clones: namesOf(d.sortedClones()), Snapshots: namesOf(d.snaps), Children: namesOf(d.sortedChildren()),
 		Used: m.used(d), Referenced: d.sp.data, Mountpoint: m.mountpoint(d), Mounted: m.isMounted(d),
-		Props: map[string]PropValue{},
+		Props: make(map[string]PropValue, len(propTable)+len(users)),
+	}
+	if full {
+		in.Clones, in.Snapshots, in.Children = namesOf(d.sortedClones()), namesOf(d.snaps), namesOf(d.sortedChildren())
 	}
 	if d.isSnap() {
 		in.Referenced = d.refer
@@ -77,7 +97,7 @@ func (m *Model) Get(name string) (*Info, error) {
 			in.Props[p.name] = pv
 		}
 	}
-	for _, k := range userPropNames(d) {
+	for _, k := range users {
 		pv, _ := userProp(d, k)
 		in.Props[k] = pv
 	}

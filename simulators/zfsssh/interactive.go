@@ -54,31 +54,73 @@ func (s *session) interactive(out, errw io.Writer) int {
 		}
 		pending.WriteString(line)
 		pending.WriteString("\n")
-		if incomplete(pending.String()) {
+		sc, more := parseScript(pending.String())
+		if more {
 			continue
 		}
 		src := pending.String()
 		pending.Reset()
 		s.env.line = strings.TrimSuffix(src, "\n")
-		sh.run(s.ctx, src, stdio{in: in, out: out, err: errw})
+		sh.runScript(s.ctx, sc, stdio{in: in, out: out, err: errw})
 	}
 	return sh.status
 }
 
-// incomplete reports whether src needs more lines (an open quote, a
-// trailing "&&" or "|").
-func incomplete(src string) bool {
+// script is a command text parsed once: its lists up to the first syntax
+// error, and that error. A shell reading its input line by line parses
+// each line to learn whether the command is complete; running what it
+// parsed, instead of lexing and parsing the text again, halves that work
+// for every program a driver's shell session sends (issue 16).
+type script struct {
+	lists [][]*andOr
+	err   error
+}
+
+// parseScript parses src; more reports a text that needs more lines (an
+// open quote, a trailing "&&" or "|").
+func parseScript(src string) (sc script, more bool) {
+	sc, more, _ = parseScriptQuote(src)
+	return sc, more
+}
+
+// parseScriptQuote is parseScript that also reports, for a text that
+// needs more lines because a quoted string is unterminated, which quote
+// is open (stillOpen).
+func parseScriptQuote(src string) (sc script, more bool, open byte) {
 	p := &parser{toks: lex(src)}
 	for {
 		list, err := p.nextList()
 		if err != nil {
 			var se *syntaxError
-			return errors.As(err, &se) && se.incomplete
+			if errors.As(err, &se) && se.incomplete {
+				return script{}, true, se.openQuote
+			}
+			sc.err = err
+			return sc, false, 0
 		}
 		if list == nil {
-			return false
+			return sc, false, 0
 		}
+		sc.lists = append(sc.lists, list)
 	}
+}
+
+// stillOpen reports whether a text whose parse stopped at an unterminated
+// quoted string (open, from parseScriptQuote) is still incomplete, and
+// parses to the same, with line added: inside '...' only a ' ends the
+// string; inside "..." also what the lexer reads specially there ($, `
+// and \). The tokens before the string are the same, so the parser stops
+// at the same place. A driver's program reaches a session's sh as one
+// command of many lines (sh -c '<program>'): without this each line read
+// lexed and parsed the whole text again, quadratic in its lines.
+func stillOpen(open byte, line string) bool {
+	switch open {
+	case '\'':
+		return strings.IndexByte(line, '\'') < 0
+	case '"':
+		return !strings.ContainsAny(line, "\"$`\\")
+	}
+	return false
 }
 
 var errInterrupt = errors.New("interrupt")

@@ -66,6 +66,22 @@ func (sh *shell) run(ctx context.Context, src string, std stdio) int {
 	return sh.status
 }
 
+// runScript runs a text parsed by parseScript as run would run it: the
+// lists in order, then the syntax error that ended the parse, if any; the
+// status is left in sh.status.
+func (sh *shell) runScript(ctx context.Context, sc script, std stdio) {
+	for _, list := range sc.lists {
+		if sh.exited || ctx.Err() != nil {
+			return
+		}
+		sh.runList(ctx, list, std)
+	}
+	if sc.err != nil && !sh.exited && ctx.Err() == nil {
+		sh.syntaxError(sc.err, std.err)
+		sh.status = 2
+	}
+}
+
 func (sh *shell) syntaxError(err error, w io.Writer) {
 	var se *syntaxError
 	if errors.As(err, &se) {

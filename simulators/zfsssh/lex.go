@@ -54,6 +54,9 @@ type syntaxError struct {
 	line       int
 	msg        string
 	incomplete bool
+	// openQuote is the quote (' or ") an unterminated quoted string
+	// leaves open at the end of the text.
+	openQuote byte
 }
 
 func (e *syntaxError) Error() string { return "Syntax error: " + e.msg }
@@ -183,7 +186,7 @@ func (lx *lexer) word() error {
 		case '\'':
 			end := strings.IndexByte(lx.src[lx.pos+1:], '\'')
 			if end < 0 {
-				return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true}
+				return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true, openQuote: '\''}
 			}
 			s := lx.src[lx.pos+1 : lx.pos+1+end]
 			lx.line += strings.Count(s, "\n")
@@ -225,8 +228,15 @@ func (lx *lexer) word() error {
 				w.parts = append(w.parts, part)
 			}
 		default:
-			addLit(string(c), false)
-			lx.pos++
+			// A run of plain characters at once: one copy into lit, not
+			// one growth per character (the lexer was a tenth of the
+			// simulator's CPU per program: issue 16).
+			end := lx.pos + 1
+			for end < len(lx.src) && plainInWord(lx.src[end]) {
+				end++
+			}
+			addLit(lx.src[lx.pos:end], false)
+			lx.pos = end
 		}
 	}
 	flush()
@@ -243,6 +253,24 @@ func (lx *lexer) word() error {
 	}
 	lx.toks = append(lx.toks, token{kind: tWord, word: w, line: startLine, fd: -1})
 	return nil
+}
+
+// plainInWord: a character an unquoted word takes literally.
+func plainInWord(c byte) bool {
+	switch c {
+	case '\'', '"', '\\', '`', '$':
+		return false
+	}
+	return !isMeta(c)
+}
+
+// plainInDquote: a character a double-quoted string takes literally.
+func plainInDquote(c byte) bool {
+	switch c {
+	case '"', '\\', '`', '$':
+		return false
+	}
+	return true
 }
 
 func isDigits(s string) bool {
@@ -270,7 +298,7 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 	empty := true
 	for {
 		if lx.pos >= len(lx.src) {
-			return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true}
+			return &syntaxError{line: startLine, msg: "Unterminated quoted string", incomplete: true, openQuote: '"'}
 		}
 		c := lx.src[lx.pos]
 		switch c {
@@ -312,11 +340,14 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 				w.parts = append(w.parts, part)
 			}
 		default:
-			if c == '\n' {
-				lx.line++
+			end := lx.pos + 1
+			for end < len(lx.src) && plainInDquote(lx.src[end]) {
+				end++
 			}
-			add(string(c))
-			lx.pos++
+			run := lx.src[lx.pos:end]
+			lx.line += strings.Count(run, "\n")
+			add(run)
+			lx.pos = end
 		}
 		empty = false
 	}

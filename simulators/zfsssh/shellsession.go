@@ -34,6 +34,7 @@ func readScript(p *proc, sh *shell, session bool) int {
 	in := bufio.NewReader(p.std.in)
 	std := stdio{in: in, out: p.std.out, err: p.std.err}
 	var pending strings.Builder
+	var open byte // the quote pending leaves open
 	for !sh.exited && p.ctx.Err() == nil {
 		line, err := in.ReadString('\n')
 		pending.WriteString(line)
@@ -46,9 +47,15 @@ func readScript(p *proc, sh *shell, session bool) int {
 			}
 			break
 		}
-		if incomplete(pending.String()) {
+		if open != 0 && stillOpen(open, line) {
 			continue
 		}
+		sc, more, q := parseScriptQuote(pending.String())
+		if more {
+			open = q
+			continue
+		}
+		open = 0
 		src := pending.String()
 		pending.Reset()
 		if session {
@@ -64,7 +71,7 @@ func readScript(p *proc, sh *shell, session bool) int {
 			p.env.program++
 			p.env.line = strings.TrimSuffix(src, "\n")
 		}
-		sh.run(p.ctx, src, std)
+		sh.runScript(p.ctx, sc, std)
 	}
 	return sh.status
 }

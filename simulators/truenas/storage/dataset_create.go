@@ -73,7 +73,7 @@ func (s *service) datasetCreate(c *middleware.Call, params []json.RawMessage) (a
 				v.parName = v.parName[:strings.LastIndex(v.parName, "/")]
 			}
 		}
-		if in, err := s.m.Get(v.parName); err == nil {
+		if in, err := s.parentInfo(v.parName, typ); err == nil {
 			v.parent = in
 		}
 		if typ == "FILESYSTEM" {

@@ -129,13 +129,19 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 			names = []string{name}
 		}
 	} else {
+		// Without children every row stands alone: build only those the
+		// names let through (dataset_prefilter.go), listing only the
+		// subtree that can hold them.
+		prefilter := !x.children && len(filters) > 0 && nameOnly(filters)
+		root := ""
+		if prefilter {
+			root = s.existingRoot(filters)
+		}
 		var err error
-		if names, err = s.m.List("", true, zfsmodel.Filesystem|zfsmodel.Volume); err != nil {
+		if names, err = s.m.List(root, true, zfsmodel.Filesystem|zfsmodel.Volume); err != nil {
 			return nil, err
 		}
-		// Without children every row stands alone: build only those the
-		// names let through (dataset_prefilter.go).
-		if !x.children && len(filters) > 0 && nameOnly(filters) {
+		if prefilter {
 			names = namesMatching(names, filters)
 		}
 	}

@@ -34,7 +34,7 @@ func (s *service) datasetUpdate(c *middleware.Call, params []json.RawMessage) (a
 	if i := strings.LastIndex(id, "/"); i >= 0 {
 		v.parName = id[:i]
 	}
-	if in, err := s.m.Get(v.parName); err == nil {
+	if in, err := s.parentInfo(v.parName, typ); err == nil {
 		v.parent = in
 	}
 	v.run()

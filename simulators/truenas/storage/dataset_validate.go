@@ -46,6 +46,18 @@ func propInt(in *zfsmodel.Info, p string) int64 {
 	return n
 }
 
+// parentInfo is the parent of a dataset being created or updated, as the
+// validation reads it: a volume's checks want the parent's available
+// space measured now (Get); a filesystem's read only its type and
+// properties, so the parent's directory (one entry per child) is not
+// measured for them (zfsmodel.Peek).
+func (s *service) parentInfo(name, typ string) (*zfsmodel.Info, error) {
+	if typ == "VOLUME" {
+		return s.m.Get(name)
+	}
+	return s.m.Peek(name)
+}
+
 // dsValidation is the shared part of create and update validation
 // (PoolDatasetService.__common_validation). a is modified as the
 // middleware modifies data (the default volblocksize, user_properties
