@@ -334,7 +334,7 @@ func healthEvent(ctx context.Context, conns map[string]string, family string, re
 	removed := time.Now()
 
 	By("the monitor's event on the PVC names what is missing")
-	ev, err := awaitReason(ctx, ns, "data", abnormal, 4*time.Minute)
+	ev, err := awaitReason(ctx, ns, "data", abnormal, 2*time.Minute) // twelve rounds
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("event %s/%s from %s after %s: %s\n", ev.Type, ev.Reason, ev.Source.Component, time.Since(removed).Round(time.Second), ev.Message)
 	Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
