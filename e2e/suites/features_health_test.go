@@ -5,8 +5,10 @@ package suites
 // simulator (E2E_VM=0 is enough: nothing mounts the volume). The chart's
 // monitor (controller.externalHealthMonitor, off by default) is switched on
 // for the zones release, whose controller is a Deployment (the chart refuses
-// the monitor with strategy node), then a share is removed behind the
-// driver's back and the monitor's event on the PVC is awaited.
+// the monitor with strategy node), then, per zfs-generic family, a share
+// is removed behind the driver's back (sharenfs off, the iSCSI target or
+// the NVMe-oF subsystem deleted: features_health_block_test.go) and the
+// monitor's event on the PVC naming it is awaited.
 //
 // The sidecar's image exists only where scripts/ensure-health-monitor.sh
 // could build it from a source checkout (HEALTH_MONITOR_SRC): the Go module
@@ -31,16 +33,33 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/switchyard-csi/switchyard/e2e/backends"
 	"github.com/switchyard-csi/switchyard/e2e/framework"
 )
 
 // healthMonitorContainer is the chart's name for the sidecar.
 const healthMonitorContainer = "csi-external-health-monitor-controller"
 
-var _ = Describe("volume health events", Label("features", "health"), func() {
+// The three zfs-generic families share one monitor switch-on: a helm
+// upgrade and a rollout of the zones controller (about a minute), done
+// once in BeforeAll with every family's connection in place (the rollout
+// mounts the connection Secret as it is then). Ordered so that it is
+// done once, ContinueOnFailure so one family failing does not skip the
+// others.
+var _ = Describe("volume health events", Label("features", "health"), Ordered, ContinueOnFailure, func() {
+	var conns map[string]string
+	BeforeAll(func(ctx SpecContext) { conns = monitorOn(ctx) }, NodeTimeout(8*time.Minute))
+
 	It("zfs-generic-nfs: a share removed behind the driver's back becomes the external-health-monitor's event on the PVC", Label("zfs-generic-nfs", "host", "controller"),
-		func(ctx SpecContext) { healthEvent(ctx) }, NodeTimeout(15*time.Minute))
+		func(ctx SpecContext) { healthEvent(ctx, conns, "zfs-generic-nfs", unshareNFS) }, NodeTimeout(10*time.Minute))
+	It("zfs-generic-iscsi: an iSCSI target removed behind the driver's back becomes the external-health-monitor's event on the PVC naming it", Label("zfs-generic-iscsi", "host", "controller"),
+		func(ctx SpecContext) { healthEvent(ctx, conns, "zfs-generic-iscsi", removeISCSITarget) }, NodeTimeout(10*time.Minute))
+	It("zfs-generic-nvmeof: an NVMe-oF subsystem removed behind the driver's back becomes the external-health-monitor's event on the PVC naming it", Label("zfs-generic-nvmeof", "host", "controller"),
+		func(ctx SpecContext) { healthEvent(ctx, conns, "zfs-generic-nvmeof", removeNVMeoFSubsystem) }, NodeTimeout(10*time.Minute))
 })
+
+// healthFamilies are the families whose shares the specs remove.
+var healthFamilies = []string{"zfs-generic-nfs", "zfs-generic-iscsi", "zfs-generic-nvmeof"}
 
 // skipHealthMonitor skips: the lab has no monitor image (CI never has one),
 // so only LAB_REQUIRE naming "health-monitor" makes it a failure.
@@ -195,15 +214,41 @@ func monitorLogTail(ctx context.Context, pod string) string {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// shareRemoval is what a spec took away on the storage host: the words
+// the monitor's event must hold besides ShareMissing and the dataset, and
+// what the driver must have removed once the volume is deleted.
+type shareRemoval struct {
+	mentions []string
+	// leftovers lists the share's objects still on the storage host
+	// (nil: nothing to check beyond the dataset).
+	leftovers func(ctx context.Context) []string
+}
+
 // unshareNFS removes a dataset's NFS share on the storage host, as an
 // administrator would by hand: the driver is not told.
-func unshareNFS(ctx context.Context, ds string) {
+func unshareNFS(ctx context.Context, ds string) shareRemoval {
 	GinkgoHelper()
 	zfsRun(ctx, "zfs set sharenfs=off "+ds)
 	Expect(zfsRun(ctx, "zfs get -H -o value sharenfs "+ds)).To(Equal("off"), "the share of "+ds+" is gone on the storage host")
+	return shareRemoval{mentions: []string{"NFS share", "sharenfs is \"off\""}}
 }
 
-func healthEvent(ctx context.Context) {
+// healthFamily is the family's row, or a skip when the lab has no ZFS host.
+func healthFamily(name string) backends.Family {
+	GinkgoHelper()
+	fam, err := backends.Lookup(name)
+	Expect(err).NotTo(HaveOccurred())
+	if ok, why := fam.Available(env); !ok {
+		skipOrFail(why)
+	}
+	return fam
+}
+
+// monitorOn puts a connection for each health family on the zones release
+// and turns the chart's monitor on; both are undone after the last spec.
+// It returns the connection of each family.
+func monitorOn(ctx context.Context) map[string]string {
+	GinkgoHelper()
 	if f.Config.ZonesDriverName == "" || f.ZoneConns == nil {
 		skipOrFail("no zones release (the health monitor needs a Deployment-mode controller): set E2E_ZONES_DRIVER_NAME and E2E_ZONES_CONNECTIONS (make e2e installs it)")
 	}
@@ -214,10 +259,14 @@ func healthEvent(ctx context.Context) {
 	}
 	GinkgoWriter.Printf("health monitor image %s on release %s\n", img, release)
 
-	fam := zfsFamily()
-	conn := "e2e-health-" + fam.Short
-	Expect(f.ZoneConns.Put(ctx, conn, fam.Connection(env, conn))).To(Succeed())
-	DeferCleanup(func(ctx context.Context) { _ = f.ZoneConns.Delete(ctx, conn) })
+	conns := map[string]string{}
+	for _, name := range healthFamilies {
+		fam := healthFamily(name)
+		conn := "e2e-health-" + fam.Short
+		Expect(f.ZoneConns.Put(ctx, conn, fam.Connection(env, conn))).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { _ = f.ZoneConns.Delete(ctx, conn) })
+		conns[name] = conn
+	}
 
 	By("the chart's health monitor on for the zones release (helm upgrade --reuse-values)")
 	dep, _, _ := strings.Cut(f.Config.ZonesProvisioner, "/")
@@ -229,31 +278,23 @@ func healthEvent(ctx context.Context) {
 	// The rollout also mounts the connection Secret as it is now (the
 	// controller image has no cat for WaitConnectionFile).
 	waitMonitorRunning(ctx, dep)
+	return conns
+}
 
-	ns := f.Namespace(ctx, "health")
-	sc := f.StorageClass(ctx, "health", framework.Class{Driver: f.Config.ZonesDriverName, Parameters: fam.StorageParameters(env, conn),
-		Binding: storagev1.VolumeBindingImmediate}).Name
-	By("an Immediate PVC, healthy: no abnormal event")
-	f.PVC(ctx, ns, "data", framework.Claim{Class: sc, Size: dataSize})
-	_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
-	ds := zfsDataset(conn, strings.TrimPrefix(pv.Spec.CSI.VolumeHandle, "v:"+conn+"/"))
-	if _, err := f.WaitEvent(ctx, ns, "data", 30*time.Second, "VolumeConditionAbnormal"); err == nil {
-		Fail("an abnormal condition was reported before anything was removed")
-	}
+// abnormal is the monitor's event reason for an unhealthy volume.
+const abnormal = "VolumeConditionAbnormal"
 
-	By("its NFS share removed on the storage host, behind the driver's back")
-	unshareNFS(ctx, ds)
-	removed := time.Now()
-
-	By("the monitor's event on the PVC names the missing share")
+// awaitReason waits for an event with the reason on the PVC; a timeout
+// error says which events there were.
+func awaitReason(ctx context.Context, ns, pvc, reason string, timeout time.Duration) (corev1.Event, error) {
 	var ev corev1.Event
-	err := f.Wait(ctx, "a VolumeConditionAbnormal event on data", 4*time.Minute, func(ctx context.Context) (bool, string, error) {
-		list, err := f.Events(ctx, ns, "data")
+	err := f.Wait(ctx, "a "+reason+" event on "+pvc, timeout, func(ctx context.Context) (bool, string, error) {
+		list, err := f.Events(ctx, ns, pvc)
 		if err != nil {
 			return framework.Retry(err)
 		}
 		for _, e := range list {
-			if e.Reason == "VolumeConditionAbnormal" {
+			if e.Reason == reason {
 				ev = e
 				return true, "", nil
 			}
@@ -264,9 +305,49 @@ func healthEvent(ctx context.Context) {
 		last := list[len(list)-1]
 		return false, "last event: " + last.Reason + ": " + last.Message, nil
 	})
+	return ev, err
+}
+
+// healthEvent makes an Immediate PVC of the family on the zones release,
+// sees no abnormal event while it is whole, takes its share away with
+// remove and awaits the monitor's event naming what is missing. Deleting
+// the PVC then removes the volume and what remove left of its share.
+func healthEvent(ctx context.Context, conns map[string]string, family string, remove func(context.Context, string) shareRemoval) {
+	fam := healthFamily(family)
+	conn := conns[family]
+	Expect(conn).NotTo(BeEmpty(), "BeforeAll made no connection for "+family)
+
+	ns := f.Namespace(ctx, "health")
+	sc := f.StorageClass(ctx, "health", framework.Class{Driver: f.Config.ZonesDriverName, Parameters: fam.StorageParameters(env, conn),
+		Binding: storagev1.VolumeBindingImmediate}).Name
+	By("an Immediate PVC, healthy: no abnormal event")
+	f.PVC(ctx, ns, "data", framework.Claim{Class: sc, Size: dataSize})
+	_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
+	ds := zfsDataset(conn, strings.TrimPrefix(pv.Spec.CSI.VolumeHandle, "v:"+conn+"/"))
+	// Three of the monitor's 10 s rounds.
+	if ev, err := awaitReason(ctx, ns, "data", abnormal, 30*time.Second); err == nil {
+		Fail("an abnormal condition was reported before anything was removed: " + ev.Message)
+	}
+
+	By("its share removed on the storage host, behind the driver's back")
+	gone := remove(ctx, ds)
+	removed := time.Now()
+
+	By("the monitor's event on the PVC names what is missing")
+	ev, err := awaitReason(ctx, ns, "data", abnormal, 2*time.Minute) // twelve rounds
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("event %s/%s from %s after %s: %s\n", ev.Type, ev.Reason, ev.Source.Component, time.Since(removed).Round(time.Second), ev.Message)
 	Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
 	Expect(ev.Message).To(And(ContainSubstring("ShareMissing"), ContainSubstring(ds)), "the event names the missing share and the dataset")
+	for _, m := range gone.mentions {
+		Expect(ev.Message).To(ContainSubstring(m), "the event names what was removed")
+	}
 	Expect(ev.Source.Component).To(ContainSubstring("csi-pv-monitor-controller"), "the event is the monitor's")
+
+	By("the PVC deleted: DeleteVolume copes with the share that is gone")
+	f.DeletePVC(ctx, ns, "data")
+	expectNothingLeft(ctx, fam, conn, nil)
+	if gone.leftovers != nil {
+		Expect(gone.leftovers(ctx)).To(BeEmpty(), "the share's remaining objects are removed with the volume")
+	}
 }
