@@ -20,6 +20,9 @@ type CLI struct {
 	Paths Paths
 	// Sudo prefixes zfs and zpool with Paths.Sudo (zfs.cli.sudoEnabled).
 	Sudo bool
+
+	// old is what the host's zfs was found to lack (props_oldzfs.go).
+	old oldZFS
 }
 
 // Prop is one property assignment; order is kept so commands are

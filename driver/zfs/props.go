@@ -79,17 +79,28 @@ type Row struct {
 }
 
 // List runs `zfs list -Hp -o name,<props> [-t types] [-r|-d n] root`. A
-// value zfs does not have is "-".
+// value zfs does not have is "-". A zfs whose `list` has no -p (zfs-fuse,
+// OpenSolaris-era zfs) is read with `zfs get -p` instead (listByGet),
+// which such a zfs has: the first refusal is remembered for the CLI's
+// life, so a modern zfs still takes one exec per List and an old one an
+// extra exec once.
 func (c *CLI) List(ctx context.Context, root string, o ListOptions) ([]Row, error) {
+	if !c.old.listByGet() {
+		rows, err := c.listParsable(ctx, root, o)
+		if !refusesListP(err) {
+			return rows, err
+		}
+		c.old.setListByGet()
+	}
+	return c.listByGet(ctx, root, o)
+}
+
+func (c *CLI) listParsable(ctx context.Context, root string, o ListOptions) ([]Row, error) {
 	a := []string{"-Hp", "-o", strings.Join(append([]string{"name"}, o.Props...), ",")}
 	if len(o.Types) > 0 {
 		a = append(a, "-t", strings.Join(o.Types, ","))
 	}
-	if o.Depth > 0 {
-		a = append(a, "-d", fmt.Sprint(o.Depth))
-	} else if o.Recursive {
-		a = append(a, "-r")
-	}
+	a = append(a, depthArgs(o)...)
 	out, err := c.zfs(ctx, "list", append(a, root)...)
 	if err != nil {
 		return nil, err
@@ -111,4 +122,14 @@ func (c *CLI) List(ctx context.Context, root string, o ListOptions) ([]Row, erro
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+func depthArgs(o ListOptions) []string {
+	if o.Depth > 0 {
+		return []string{"-d", fmt.Sprint(o.Depth)}
+	}
+	if o.Recursive {
+		return []string{"-r"}
+	}
+	return nil
 }
