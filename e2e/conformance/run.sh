@@ -23,6 +23,10 @@
 #   E2E_TEST      an e2e.test to use instead of building one
 #   FOCUS         a ginkgo focus replacing the mode's (one spec or a few,
 #                 e.g. FOCUS='Pre-provisioned Snapshot'); the mode's skips stay
+#   CONFORMANCE_TIMEOUT  ginkgo's -timeout per family (default 2h): a bound
+#                 for runs under the lab lock; when it passes, the running
+#                 spec is interrupted (its cleanup runs) and the rest are
+#                 reported as not run
 #   E2E_ARTIFACTS where the reports go (e2e/run.sh sets it)
 set -euo pipefail
 
@@ -221,7 +225,7 @@ for fam in $families; do
 	# -storage.testdriver reads its file while the flags are parsed, from
 	# the working directory; the FromFile paths inside are under -repo-root.
 	(cd "$HERE" && "${NOPROXY[@]}" "$E2E" -kubeconfig "$KUBECONFIG" -repo-root "$HERE" -storage.testdriver="$HERE/$fam/testdriver.yaml" -report-dir "$out" \
-		-ginkgo.focus="$focus" -ginkgo.skip="$famskip" -ginkgo.timeout=2h -ginkgo.v -ginkgo.no-color -ginkgo.junit-report="$out/junit.xml" \
+		-ginkgo.focus="$focus" -ginkgo.skip="$famskip" -ginkgo.timeout="${CONFORMANCE_TIMEOUT:-2h}" -ginkgo.v -ginkgo.no-color -ginkgo.junit-report="$out/junit.xml" \
 		>"$out/e2e.log" 2>&1)
 	code=$?
 	set -e
