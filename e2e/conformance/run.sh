@@ -26,6 +26,8 @@
 #   E2E_TEST      an e2e.test to use instead of building one
 #   FOCUS         a ginkgo focus replacing the mode's (one spec or a few,
 #                 e.g. FOCUS='Pre-provisioned Snapshot'); the mode's skips stay
+#   CONFORMANCE_DRY_RUN  1: list each family's specs (ginkgo's dry run) and
+#                 exit, without a cluster
 #   SIDECAR_WAIT  seconds to wait for the sidecars of a family's node to
 #                 start their controllers (default 300; see wait_sidecars)
 #   CONFORMANCE_TIMEOUT  ginkgo's -timeout per family (default 2h): a bound
@@ -61,7 +63,7 @@ test_images() {
 	echo "$dir"
 }
 
-if [ -z "${KUBECONFIG:-}" ] || [ -z "${E2E_LAB_FILE:-}" ]; then
+if [ "${CONFORMANCE_DRY_RUN:-0}" != 1 ] && { [ -z "${KUBECONFIG:-}" ] || [ -z "${E2E_LAB_FILE:-}" ]; }; then
 	say "no cluster given (KUBECONFIG, E2E_LAB_FILE): starting one with e2e/run.sh"
 	# e2e/run.sh imports E2E_EXTRA_IMAGES into every node it starts (the
 	# storage VM's node too, which has no way in afterwards).
@@ -139,6 +141,9 @@ vm)
 esac
 [ -z "${FOCUS:-}" ] || focus="External.Storage.*($FOCUS)"
 
+# yaml_field FILE KEY: the first "KEY: value" at any indent (comments cut).
+yaml_field() { awk -v k="$2:" '$1 == k {print $2; exit}' "$1"; }
+
 # vm_focus TESTDRIVER: CONFORMANCE=vm's two specs for the family, in its
 # block volume mode when it has one (the Filesystem path of the block
 # families is make e2e's data path in CI).
@@ -149,6 +154,24 @@ vm_focus() {
 }
 
 E2E=$(ensure_e2e_test)
+
+# CONFORMANCE_DRY_RUN=1: the specs each family would run (ginkgo's dry
+# run: no cluster, nothing started), to size a focus before taking the lab.
+if [ "${CONFORMANCE_DRY_RUN:-0}" = 1 ]; then
+	for fam in $families; do
+		[ -f "$HERE/$fam/testdriver.yaml" ] || die "no $HERE/$fam/testdriver.yaml"
+		famfocus=$focus
+		[ -n "$famfocus" ] || famfocus=$(vm_focus "$HERE/$fam/testdriver.yaml")
+		list=$(cd "$HERE" && "$E2E" -repo-root "$HERE" -storage.testdriver="$HERE/$fam/testdriver.yaml" -ginkgo.dry-run -ginkgo.v -ginkgo.no-color \
+			-ginkgo.focus="$famfocus" -ginkgo.skip="$skip" 2>&1) || die "$fam: e2e.test -ginkgo.dry-run failed: $(printf '%s\n' "$list" | tail -3)"
+		echo "$fam ($MODE): $(printf '%s\n' "$list" | grep -E '^Ran [0-9]+ of' | tail -1)"
+		# Each spec is its "External Storage ..." line; the line after it
+		# names its source. (run.sh may leave out one more spec per node:
+		# hostexec_skip, decided against the running cluster.)
+		printf '%s\n' "$list" | sed -n 's/^External Storage \[Driver: [^]]*\] /  /p'
+	done
+	exit 0
+fi
 
 # The host node's containerd gets the test images here (idempotent: quick
 # when e2e/run.sh imported them already); kind nodes load them.
@@ -163,8 +186,6 @@ kind)
 	while read -r tar _; do kind load image-archive "$dir/$tar" --name "${KIND_CLUSTER:-switchyard-e2e}" >&2; done <"$dir/images.txt"
 	;;
 esac
-# yaml_field FILE KEY: the first "KEY: value" at any indent (comments cut).
-yaml_field() { awk -v k="$2:" '$1 == k {print $2; exit}' "$1"; }
 
 # hostexec_skip NODE: the volumeMode spec "should not mount / map unused
 # volumes" looks into the kubelet's pod folder from a privileged pod on NODE
