@@ -145,7 +145,7 @@ cluster-down: build ## stop the local Kubernetes cluster and clean the host (its
 E2E_PROVIDER ?= local
 e2e: build ## Ginkgo e2e in a cluster: every backend's data path, topology modes, handle limits, live reload (E2E_PROVIDER=local|kind, E2E_VM=0|1, E2E_LABELS=...; root)
 	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/run.sh
-e2e-conformance: build ## Kubernetes' external storage suite (e2e.test v1.37.2) per backend family (CONFORMANCE=focused|ci|full, FAMILIES=..., FOCUS=...; root)
+e2e-conformance: build ## Kubernetes' external storage suite (e2e.test v1.37.2) per backend family (CONFORMANCE=focused|ci|vm|full, FAMILIES=..., FOCUS=...; root)
 	E2E_PROVIDER=$(E2E_PROVIDER) GO=$(GO) e2e/conformance/run.sh
 
 # --- issue 14's client backends: nfs/smb/lustre-client, node-manual, zfs-local-*, freenas-nvmeof over SSH ---

@@ -17,12 +17,23 @@
 #   CONFORMANCE   focused (default): provisioning, snapshots, expansion, block
 #                 and multiVolume on one family per protocol; ci: CI's share of
 #                 focused, local-hostpath without the snapshot specs' retain
-#                 variants (below); full: every family, every external
-#                 storage test but disruptive ones
+#                 variants (below); vm: the storage VM's share for CI, a
+#                 file and a block family (zfs-generic-nfs, -iscsi), two
+#                 specs each (restore from a snapshot, expand in use);
+#                 full: every family, every external storage test but
+#                 disruptive ones
 #   FAMILIES      space-separated family folders, overriding the set
 #   E2E_TEST      an e2e.test to use instead of building one
 #   FOCUS         a ginkgo focus replacing the mode's (one spec or a few,
 #                 e.g. FOCUS='Pre-provisioned Snapshot'); the mode's skips stay
+#   CONFORMANCE_DRY_RUN  1: list each family's specs (ginkgo's dry run) and
+#                 exit, without a cluster
+#   SIDECAR_WAIT  seconds to wait for the sidecars of a family's node to
+#                 start their controllers (default 300; see wait_sidecars)
+#   CONFORMANCE_TIMEOUT  ginkgo's -timeout per family (default 2h): a bound
+#                 for runs under the lab lock; when it passes, the running
+#                 spec is interrupted (its cleanup runs) and the rest are
+#                 reported as not run
 #   E2E_ARTIFACTS where the reports go (e2e/run.sh sets it)
 set -euo pipefail
 
@@ -52,7 +63,7 @@ test_images() {
 	echo "$dir"
 }
 
-if [ -z "${KUBECONFIG:-}" ] || [ -z "${E2E_LAB_FILE:-}" ]; then
+if [ "${CONFORMANCE_DRY_RUN:-0}" != 1 ] && { [ -z "${KUBECONFIG:-}" ] || [ -z "${E2E_LAB_FILE:-}" ]; }; then
 	say "no cluster given (KUBECONFIG, E2E_LAB_FILE): starting one with e2e/run.sh"
 	# e2e/run.sh imports E2E_EXTRA_IMAGES into every node it starts (the
 	# storage VM's node too, which has no way in afterwards).
@@ -113,11 +124,54 @@ full)
 	focus='External.Storage'
 	skip='\[Disruptive\]|\[Feature:(Windows|SELinux|VolumeGroupSnapshotDataSource|VolumeAttributesClass|VolumeSnapshotMetadata)\]'
 	;;
-*) die "CONFORMANCE=$MODE: want focused, ci or full" ;;
+vm)
+	# The storage VM's share for CI: one file and one block protocol, two
+	# specs each (focus per family, below), chosen for the most driver
+	# calls per minute under TCG, where every pod start costs 20-40 s on a
+	# quiet machine and minutes on a loaded one (docs/testing.md has the
+	# times): a volume restored from a snapshot (CreateVolume, stage and
+	# publish, CreateSnapshot, a volume from it, the data read back, every
+	# delete) and a volume expanded while a pod uses it (ControllerExpand,
+	# and for block NodeExpandVolume's rescan).
+	families=${FAMILIES:-"zfs-generic-nfs zfs-generic-iscsi"}
+	focus=""
+	skip='\[Disruptive\]|\[Serial\]|\[Feature:(Windows|SELinux|VolumeGroupSnapshotDataSource|VolumeAttributesClass|VolumeSnapshotMetadata)\]'
+	;;
+*) die "CONFORMANCE=$MODE: want focused, ci, vm or full" ;;
 esac
 [ -z "${FOCUS:-}" ] || focus="External.Storage.*($FOCUS)"
 
+# yaml_field FILE KEY: the first "KEY: value" at any indent (comments cut).
+yaml_field() { awk -v k="$2:" '$1 == k {print $2; exit}' "$1"; }
+
+# vm_focus TESTDRIVER: CONFORMANCE=vm's two specs for the family, in its
+# block volume mode when it has one (the Filesystem path of the block
+# families is make e2e's data path in CI).
+vm_focus() {
+	local mode='default fs'
+	[ "$(yaml_field "$1" block)" = true ] && mode='block volmode'
+	echo "External.Storage.*\\($mode\\)(\\] provisioning should provision storage with snapshot data source \\[|\\(allowExpansion\\)\\] volume-expand should resize volume when PVC is edited while pod is using it)"
+}
+
 E2E=$(ensure_e2e_test)
+
+# CONFORMANCE_DRY_RUN=1: the specs each family would run (ginkgo's dry
+# run: no cluster, nothing started), to size a focus before taking the lab.
+if [ "${CONFORMANCE_DRY_RUN:-0}" = 1 ]; then
+	for fam in $families; do
+		[ -f "$HERE/$fam/testdriver.yaml" ] || die "no $HERE/$fam/testdriver.yaml"
+		famfocus=$focus
+		[ -n "$famfocus" ] || famfocus=$(vm_focus "$HERE/$fam/testdriver.yaml")
+		list=$(cd "$HERE" && "$E2E" -repo-root "$HERE" -storage.testdriver="$HERE/$fam/testdriver.yaml" -ginkgo.dry-run -ginkgo.v -ginkgo.no-color \
+			-ginkgo.focus="$famfocus" -ginkgo.skip="$skip" 2>&1) || die "$fam: e2e.test -ginkgo.dry-run failed: $(printf '%s\n' "$list" | tail -3)"
+		echo "$fam ($MODE): $(printf '%s\n' "$list" | grep -E '^Ran [0-9]+ of' | tail -1)"
+		# Each spec is its "External Storage ..." line; the line after it
+		# names its source. (run.sh may leave out one more spec per node:
+		# hostexec_skip, decided against the running cluster.)
+		printf '%s\n' "$list" | sed -n 's/^External Storage \[Driver: [^]]*\] /  /p'
+	done
+	exit 0
+fi
 
 # The host node's containerd gets the test images here (idempotent: quick
 # when e2e/run.sh imported them already); kind nodes load them.
@@ -132,8 +186,6 @@ kind)
 	while read -r tar _; do kind load image-archive "$dir/$tar" --name "${KIND_CLUSTER:-switchyard-e2e}" >&2; done <"$dir/images.txt"
 	;;
 esac
-# yaml_field FILE KEY: the first "KEY: value" at any indent (comments cut).
-yaml_field() { awk -v k="$2:" '$1 == k {print $2; exit}' "$1"; }
 
 # hostexec_skip NODE: the volumeMode spec "should not mount / map unused
 # volumes" looks into the kubelet's pod folder from a privileged pod on NODE
@@ -170,6 +222,44 @@ label_preprovisioned() {
 	done
 }
 KUBECTL_BIN=${KUBECTL:-kubectl}
+
+# wait_sidecars NODE: waits (up to SIDECAR_WAIT seconds, default 300) until
+# the csi-provisioner and csi-snapshotter of the main release's pod on NODE
+# have started their controllers, and prints how long that took. e2e/run.sh
+# waits for the driver's registration and the pod's readiness; but a
+# container counts as started when its process is, and under TCG on a
+# loaded machine the sidecars' Go processes then took two more minutes to
+# start their controllers (2026-11-26: provisioner 14:35:13, container
+# started 14:33:19), which the first spec's PVC then waited through. Once
+# per node. Pods of strategy deployment (no sidecars on NODE): nothing to
+# wait for here. Sets sidecar_msg (not printed: called without a subshell,
+# so that waited_nodes keeps the node).
+waited_nodes=" "
+wait_sidecars() {
+	local node=$1 pod containers t0=$SECONDS
+	case "$waited_nodes" in *" $node "*) return 0 ;; esac
+	waited_nodes="$waited_nodes$node "
+	pod=$("${NOPROXY[@]}" "$KUBECTL_BIN" -n switchyard get pods -l app.kubernetes.io/instance=switchyard --field-selector "spec.nodeName=$node" \
+		-o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.containers[*].name}{"\n"}{end}' 2>/dev/null | awk '/ csi-provisioner( |$)/ {print $1; exit}')
+	[ -n "$pod" ] || return 0
+	containers=$("${NOPROXY[@]}" "$KUBECTL_BIN" -n switchyard get pod "$pod" -o jsonpath='{.spec.containers[*].name}')
+	# (grep reads all of the log: with pipefail, grep -q's early exit could
+	# fail kubectl with SIGPIPE and the match would count as none.)
+	while :; do
+		if "${NOPROXY[@]}" "$KUBECTL_BIN" -n switchyard logs "$pod" -c csi-provisioner 2>/dev/null | grep 'Started provisioner controller' >/dev/null &&
+			{ [[ " $containers " != *" csi-snapshotter "* ]] || "${NOPROXY[@]}" "$KUBECTL_BIN" -n switchyard logs "$pod" -c csi-snapshotter 2>/dev/null | grep 'Starting CSI snapshotter' >/dev/null; }; then
+			sidecar_msg="the sidecars of $pod (node $node) had started their controllers after $((SECONDS - t0))s of waiting"
+			say "$sidecar_msg"
+			return 0
+		fi
+		if [ $((SECONDS - t0)) -ge "${SIDECAR_WAIT:-300}" ]; then
+			sidecar_msg="the sidecars of $pod (node $node) had not started their controllers after ${SIDECAR_WAIT:-300}s (csi-provisioner: no 'Started provisioner controller'); the specs run anyway"
+			say "$sidecar_msg"
+			return 1
+		fi
+		sleep 3
+	done
+}
 labeller=""
 stop_labeller() {
 	[ -z "$labeller" ] || kill "$labeller" 2>/dev/null || true
@@ -205,7 +295,15 @@ for fam in $families; do
 	node=$(yaml_field "$td" ClientNodeName)
 	driver=$(yaml_field "$td" Name)
 	famskip=$skip
+	famfocus=$focus
+	[ -n "$famfocus" ] || famfocus=$(vm_focus "$td")
 	notes=()
+	sidecar_msg=""
+	if wait_sidecars "$node"; then
+		[ -z "$sidecar_msg" ] || notes+=("note: $sidecar_msg")
+	else
+		notes+=("warning: $sidecar_msg")
+	fi
 	if hs=$(hostexec_skip "$node") && [ -n "$hs" ]; then
 		famskip="$famskip|$hs"
 		notes+=("skipped by run.sh: volumeMode \"$hs\": its hostexec pod's nsenter into PID 1's mount namespace is refused on this machine's host node (PID 1 is the machine's own init; root cannot enter it either)")
@@ -221,7 +319,7 @@ for fam in $families; do
 	# -storage.testdriver reads its file while the flags are parsed, from
 	# the working directory; the FromFile paths inside are under -repo-root.
 	(cd "$HERE" && "${NOPROXY[@]}" "$E2E" -kubeconfig "$KUBECONFIG" -repo-root "$HERE" -storage.testdriver="$HERE/$fam/testdriver.yaml" -report-dir "$out" \
-		-ginkgo.focus="$focus" -ginkgo.skip="$famskip" -ginkgo.timeout=2h -ginkgo.v -ginkgo.no-color -ginkgo.junit-report="$out/junit.xml" \
+		-ginkgo.focus="$famfocus" -ginkgo.skip="$famskip" -ginkgo.timeout="${CONFORMANCE_TIMEOUT:-2h}" -ginkgo.v -ginkgo.no-color -ginkgo.junit-report="$out/junit.xml" \
 		>"$out/e2e.log" 2>&1)
 	code=$?
 	set -e

@@ -15,8 +15,9 @@ type junitReport struct {
 }
 
 type junitCase struct {
-	Name    string `xml:"name,attr"`
-	Status  string `xml:"status,attr"`
+	Name    string  `xml:"name,attr"`
+	Status  string  `xml:"status,attr"`
+	Time    float64 `xml:"time,attr"`
 	Skipped *struct {
 		Message string `xml:"message,attr"`
 	} `xml:"skipped"`
@@ -28,7 +29,12 @@ type junitCase struct {
 	} `xml:"error"`
 }
 
-type spec struct{ Name, Reason string }
+// spec is one listed spec; Seconds is Ginkgo's run time for it (the
+// per-spec times docs/testing.md sizes CI's subsets with).
+type spec struct {
+	Name, Reason string
+	Seconds      float64
+}
 
 type summary struct {
 	Passed, Failed, Skipped []spec
@@ -57,7 +63,7 @@ func read(r io.Reader) (summary, error) {
 				} else if c.Error != nil {
 					msg = c.Error.Message
 				}
-				s.Failed = append(s.Failed, spec{c.Name, firstLine(msg, c.Status)})
+				s.Failed = append(s.Failed, spec{c.Name, firstLine(msg, c.Status), c.Time})
 			case c.Status == "skipped" || c.Skipped != nil:
 				reason := ""
 				if c.Skipped != nil {
@@ -69,9 +75,9 @@ func read(r io.Reader) (summary, error) {
 					}
 					continue
 				}
-				s.Skipped = append(s.Skipped, spec{c.Name, firstLine(reason, "skipped")})
+				s.Skipped = append(s.Skipped, spec{c.Name, firstLine(reason, "skipped"), c.Time})
 			case it:
-				s.Passed = append(s.Passed, spec{c.Name, ""})
+				s.Passed = append(s.Passed, spec{c.Name, "", c.Time})
 			}
 		}
 	}

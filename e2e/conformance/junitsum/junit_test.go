@@ -50,6 +50,11 @@ func TestReadSortsSpecs(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "passed 1, failed 1, skipped 1 (not selected: 1)\n") {
 		t.Errorf("summary starts %q", out.String())
 	}
+	for _, want := range []string{"  PASS 12s [It] External Storage [Driver: x] provisioning", "  FAIL 300s [It] External Storage [Driver: x] snapshottable"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q (each passed and failed spec with its time):\n%s", want, out.String())
+		}
+	}
 }
 
 func TestReadRejectsOtherFiles(t *testing.T) {

@@ -1,7 +1,7 @@
 // Command junitsum summarises a Ginkgo JUnit report of e2e.test for
 // e2e/conformance/run.sh: the counts of passed, failed and skipped specs,
-// then every failed spec with the first line of its failure and every
-// skipped spec with its reason (the framework's e2eskipper message, e.g. a
+// then every passed spec with its time, every failed spec with its time and
+// the first line of its failure, and every skipped spec with its reason (the framework's e2eskipper message, e.g. a
 // capability the testdriver does not declare). Specs that the focus and
 // skip expressions left out are counted, not listed: they are "skipped"
 // with no reason in the report.
@@ -45,8 +45,11 @@ func run(path string, w io.Writer) error {
 // write prints the summary, one spec a line, indented under the counts.
 func write(w io.Writer, s summary) {
 	fmt.Fprintf(w, "passed %d, failed %d, skipped %d (not selected: %d)\n", len(s.Passed), len(s.Failed), len(s.Skipped), s.NotSelected)
+	for _, c := range s.Passed {
+		fmt.Fprintf(w, "  PASS %.0fs %s\n", c.Seconds, c.Name)
+	}
 	for _, c := range s.Failed {
-		fmt.Fprintf(w, "  FAIL %s\n       %s\n", c.Name, c.Reason)
+		fmt.Fprintf(w, "  FAIL %.0fs %s\n       %s\n", c.Seconds, c.Name, c.Reason)
 	}
 	for _, c := range s.Skipped {
 		fmt.Fprintf(w, "  SKIP %s\n       %s\n", c.Name, c.Reason)
