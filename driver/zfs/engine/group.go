@@ -92,7 +92,7 @@ func (g *GroupService) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.C
 	}
 	// Every member's id <volume>@<zname> stays within MaxSnapshotIDLen.
 	zname := volumeid.Shorten(name, max(MaxSnapshotIDLen-longest-1, 34))
-	if err := g.checkPools(srcs); err != nil {
+	if err := checkPools(srcs, g.e.cfg.datasetName); err != nil {
 		return nil, err
 	}
 	existing, err := g.members(ctx, zname)
@@ -129,11 +129,13 @@ func (g *GroupService) CreateVolumeGroupSnapshot(ctx context.Context, req *csi.C
 }
 
 // checkPools refuses members in different pools: one zfs snapshot command
-// is atomic only within a pool.
-func (g *GroupService) checkPools(srcs []string) error {
+// is atomic only within a pool. One connection's volumes share its parent
+// dataset today, so only a future layout (a parent per class) reaches the
+// refusal; it is tested on its own.
+func checkPools(srcs []string, dataset func(string) string) error {
 	byPool := map[string][]string{}
 	for _, s := range srcs {
-		pool, _, _ := strings.Cut(g.e.cfg.datasetName(s), "/")
+		pool, _, _ := strings.Cut(dataset(s), "/")
 		byPool[pool] = append(byPool[pool], s)
 	}
 	if len(byPool) < 2 {
