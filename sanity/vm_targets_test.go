@@ -23,11 +23,14 @@ func kernelMode() bool { return os.Getenv(kernelEnv) == "1" }
 
 // vmTargetNames are the configurations the VM runs: every backend family
 // through the proxy (one TrueNAS release: the others differ only in the
-// API, which the host tier covers), plus Infinia standalone.
+// API, which the host tier covers), plus Infinia standalone. freenas-nvmeof
+// (datasets over SSH, nvmet through the API) joined on 2026-11-26 at about
+// 70 s for its two configurations (file system and block).
 var vmTargetNames = []string{
 	"local-hostpath/proxy",
 	"zfs-generic-nfs/proxy", "zfs-generic-smb/proxy", "zfs-generic-iscsi/proxy", "zfs-generic-nvmeof/proxy",
 	"freenas-api-nfs@25.10/proxy", "freenas-api-smb@25.10/proxy", "freenas-api-iscsi@25.10/proxy", "freenas-api-nvmeof@25.10/proxy",
+	"freenas-nvmeof@25.10/proxy",
 	"infinia-nvmeof/direct", "infinia-nvmeof/proxy",
 	"synology-iscsi/proxy", "synology-nfs/proxy", "synology-smb/proxy",
 }
