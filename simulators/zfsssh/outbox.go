@@ -167,15 +167,33 @@ func (o *outbox) send(stderr bool, p []byte) (int, error) {
 	return o.stdout.Write(p)
 }
 
+// kick has what waits sent now, by the timer's goroutine rather than the
+// caller's. It never blocks: when another goroutine holds the outbox (a
+// write, or a send stalled on the client's window), the timer already set
+// for what waits sends it.
+func (o *outbox) kick() {
+	if !o.mu.TryLock() {
+		return
+	}
+	defer o.mu.Unlock()
+	if o.armed {
+		o.timer.Reset(0)
+	}
+}
+
 // inReader is a session's input: a command about to read it is about to
-// wait for the client, so what it wrote goes out first (a shell that
-// printed a prompt or a program's answer and now reads the next line).
+// wait for the client, so what it wrote goes out now (a shell that printed
+// a prompt or a program's answer and now reads the next line). The reader
+// does not send it itself: a send can stall until the client reads (its
+// window), and a client that writes all its input before it reads any
+// output must find the input read meanwhile, as sshd keeps reading it
+// into the program's stdin pipe while the program's output waits.
 type inReader struct {
 	r io.Reader
 	o *outbox
 }
 
 func (in *inReader) Read(p []byte) (int, error) {
-	_ = in.o.Flush() // a failed send shows on the next write
+	in.o.kick()
 	return in.r.Read(p)
 }

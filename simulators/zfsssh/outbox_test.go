@@ -260,3 +260,34 @@ func TestOutboxErrorsAndClose(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, io.EOF }
+
+// A command's read of its input does not wait for its output to leave: a
+// send stalled on the client's window must not stop the input, which a
+// client that writes all its input before it reads may be blocked on.
+func TestInputIsReadWhileOutputIsStalled(t *testing.T) {
+	stall := make(chan struct{})
+	defer close(stall)
+	w := stalledWriter(stall)
+	o := newOutbox(w, w)
+	o.delay = time.Millisecond
+	io.WriteString(o.Stdout(), "output the client does not read yet")
+	time.Sleep(20 * time.Millisecond) // the timer's send is stalled now, holding the outbox
+	in := &inReader{r: strings.NewReader("input"), o: o}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(in)
+		got <- string(b)
+	}()
+	select {
+	case s := <-got:
+		if s != "input" {
+			t.Fatalf("read %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading the input waited for the stalled output")
+	}
+}
+
+type stalledWriter chan struct{}
+
+func (s stalledWriter) Write(p []byte) (int, error) { <-s; return len(p), nil }
