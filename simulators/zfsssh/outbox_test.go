@@ -291,3 +291,16 @@ func TestInputIsReadWhileOutputIsStalled(t *testing.T) {
 type stalledWriter chan struct{}
 
 func (s stalledWriter) Write(p []byte) (int, error) { <-s; return len(p), nil }
+
+// What the commands before a dropped one printed reaches the client before
+// the connection drops: sshd sent it while they ran.
+func TestOutputBeforeADropLeaves(t *testing.T) {
+	e := startEnv(t, nil)
+	defer func(d time.Duration) { outboxDelay = d }(outboxDelay)
+	outboxDelay = time.Hour // only the drop can send it
+	e.srv.Faults().DropAfter(2)
+	r := runOn(t, e.client("root"), "echo early; zfs create tank/a; echo late", "", false)
+	if r.err == nil || r.stdout != "early\n" {
+		t.Fatalf("run = %+v, want the first line, then a lost connection", r)
+	}
+}

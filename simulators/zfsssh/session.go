@@ -50,8 +50,12 @@ func (e *sessionEnv) uid(root bool) int {
 	return e.user.uid
 }
 
+// dropConnection cuts the connection (fault injection) after what the
+// session's commands printed so far has left: sshd would have sent it
+// before the command that the drop interrupts.
 func (e *sessionEnv) dropConnection() {
 	if e.conn != nil {
+		e.wait()
 		e.conn.drop()
 	}
 }
@@ -232,9 +236,7 @@ func (s *session) runExec(command string) {
 		}
 	}
 	if n := s.c.srv.faults.streamDrop(); n > 0 {
-		// What went into the budget leaves before the connection drops.
-		drop := func() { s.env.wait(); s.env.dropConnection() }
-		out = &droppingWriter{w: out, f: s.c.srv.faults, left: n, drop: drop}
+		out = &droppingWriter{w: out, f: s.c.srv.faults, left: n, drop: s.env.dropConnection}
 	}
 	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
 	// The exec that starts a driver's shell session is its framing, like
