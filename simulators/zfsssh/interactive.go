@@ -18,10 +18,12 @@ func (s *session) interactive(stdin io.Reader, out, errw io.Writer) int {
 	if s.env.pty {
 		read = func(prompt string) (string, error) {
 			io.WriteString(out, prompt)
+			s.env.wait() // the prompt is out before the shell waits for a line
 			return ttyReadLine(in, out)
 		}
 	} else {
 		read = func(string) (string, error) {
+			s.env.wait() // the last command's output, before the next line
 			line, err := in.ReadString('\n')
 			if err != nil && line != "" {
 				return strings.TrimSuffix(line, "\n"), nil

@@ -73,7 +73,11 @@ func (e recStderr) Write(p []byte) (int, error) { e.c.add("err", string(p)); ret
 // exec request, and returns once the session closed its channel.
 func execOn(t *testing.T, ch *recChannel, command string) {
 	t.Helper()
-	e := startEnv(t, nil)
+	execOnEnv(t, startEnv(t, nil), ch, command)
+}
+
+func execOnEnv(t *testing.T, e *testEnv, ch *recChannel, command string) {
+	t.Helper()
 	c := &sshConn{srv: e.srv, id: 1, user: e.srv.users["root"]}
 	c.ctx, c.cancel = e.srv.ctx, func() {}
 	c.sessions = 1
@@ -302,5 +306,24 @@ func TestOutputBeforeADropLeaves(t *testing.T) {
 	r := runOn(t, e.client("root"), "echo early; zfs create tank/a; echo late", "", false)
 	if r.err == nil || r.stdout != "early\n" {
 		t.Fatalf("run = %+v, want the first line, then a lost connection", r)
+	}
+}
+
+// A driver's shell session that has the next program already (read
+// ahead) sends the last one's output before it starts on the next: here
+// the next one's round trip would otherwise hold it.
+func TestSessionSendsBeforeTheNextProgram(t *testing.T) {
+	defer func(d time.Duration) { outboxDelay = d }(outboxDelay)
+	outboxDelay = time.Hour
+	e := startEnv(t, nil)
+	e.srv.Faults().SetRoundTripLatency(300 * time.Millisecond)
+	ch := newRecChannel(strings.NewReader("printf one\nprintf two\n"))
+	execOnEnv(t, e, ch, `printf '%s\n' hi; sh -s "$0" x`)
+	evs := ch.snapshot()
+	if got, want := describe(evs), `out("hi\n") out("one") out("two") eof("") req("exit-status 0") close("") `; got != want {
+		t.Fatalf("sent %s\nwant %s", got, want)
+	}
+	if gap := evs[2].at.Sub(evs[1].at); gap < 250*time.Millisecond {
+		t.Fatalf("the first program's output left %v before the second's; want it before the second's round trip", gap)
 	}
 }
