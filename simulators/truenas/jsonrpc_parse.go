@@ -12,17 +12,10 @@ import (
 // array "params", an optional null/number/string "id" and nothing else.
 // Batches (arrays) are invalid requests.
 func parseRPCRequest(data []byte) (rpcRequest, int, string) {
-	var raw any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil || dec.More() {
-		if err == nil {
-			err = fmt.Errorf("extra data after the JSON value")
+	if !surelyOneObject(data) {
+		if code, msg := notOneObject(data); code != 0 {
+			return rpcRequest{}, code, msg
 		}
-		return rpcRequest{}, rpcParseError, err.Error()
-	}
-	if _, ok := raw.(map[string]any); !ok {
-		return rpcRequest{}, rpcInvalidRequest, fmt.Sprintf("%s is not of type 'object'", compact(data))
 	}
 	var fields map[string]json.RawMessage
 	_ = json.Unmarshal(data, &fields)
@@ -69,6 +62,34 @@ func parseRPCRequest(data []byte) (rpcRequest, int, string) {
 		req.id = t
 	}
 	return req, 0, ""
+}
+
+// surelyOneObject is the shortcut: one scan, nothing built.
+func surelyOneObject(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(data)
+}
+
+// notOneObject is why data is not one JSON object: a parse error (as the
+// decoder words it) or another type. Only messages surelyOneObject refuses
+// come here: for the others, one scan without building the value answers
+// the same (issue 16: decoding every request
+// into maps and slices only to see it was an object was a cost of every
+// call).
+func notOneObject(data []byte) (int, string) {
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil || dec.More() {
+		if err == nil {
+			err = fmt.Errorf("extra data after the JSON value")
+		}
+		return rpcParseError, err.Error()
+	}
+	if _, ok := raw.(map[string]any); !ok {
+		return rpcInvalidRequest, fmt.Sprintf("%s is not of type 'object'", compact(data))
+	}
+	return 0, ""
 }
 
 func compact(data []byte) string {

@@ -53,10 +53,8 @@ func restParams(r *http.Request, route restRoute) (params []json.RawMessage, sta
 // bodyArgs maps a body onto the parameters names: one parameter takes the
 // whole body, several take an object keyed by their names.
 func bodyArgs(body []byte, names []string, verb string) ([]json.RawMessage, int, any) {
-	var data any
-	_ = json.Unmarshal(body, &data)
 	switch {
-	case len(names) == 0 && (verb == http.MethodGet || verb == http.MethodDelete) && falsy(data):
+	case len(names) == 0 && (verb == http.MethodGet || verb == http.MethodDelete) && falsyJSON(body):
 		// An empty object on GET/DELETE means "no parameters", which
 		// restful.py keeps accepting for older clients.
 		return nil, 0, nil
@@ -198,6 +196,15 @@ func jsonOrString(v string) any {
 }
 
 // falsy is Python's "not data" for decoded JSON.
+// falsyJSON is falsy of the body's value. Decoded only here: building
+// every body's maps to ask this of GET and DELETE alone cost every call
+// (issue 16).
+func falsyJSON(body []byte) bool {
+	var data any
+	_ = json.Unmarshal(body, &data)
+	return falsy(data)
+}
+
 func falsy(v any) bool {
 	switch x := v.(type) {
 	case nil:

@@ -13,6 +13,9 @@
 // like the kernel targets and print targetcli-fb's and nvmetcli's messages,
 // and a handful of coreutils (echo, cat, test, chmod, chown, setfacl, ...)
 // act on a tiny virtual filesystem joined to the datasets' real directories.
+// A session's output reaches the channel as sshd sends a program's: what
+// the command writes without waiting in between leaves in one packet per
+// stream (outbox.go), not one per write.
 //
 // The server records every executed command (Commands), counts overlapping
 // targetcli/nvmetcli runs (Stats), and injects faults on request (Faults):

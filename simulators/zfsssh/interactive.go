@@ -11,17 +11,19 @@ import (
 // interactive runs a "shell" session: read a line, run it, repeat. With a
 // pty the session behaves like a terminal (echo, erase, ^C, ^D, prompts
 // "$ " or "# "); without one, like sh reading a script from a pipe.
-func (s *session) interactive(out, errw io.Writer) int {
+func (s *session) interactive(stdin io.Reader, out, errw io.Writer) int {
 	sh := newShell(s.env, s.env.user.root, s.env.user.shellName(), 0)
-	in := bufio.NewReader(s.ch)
+	in := bufio.NewReader(stdin)
 	var read func(prompt string) (string, error)
 	if s.env.pty {
 		read = func(prompt string) (string, error) {
 			io.WriteString(out, prompt)
+			s.env.wait() // the prompt is out before the shell waits for a line
 			return ttyReadLine(in, out)
 		}
 	} else {
 		read = func(string) (string, error) {
+			s.env.wait() // the last command's output, before the next line
 			line, err := in.ReadString('\n')
 			if err != nil && line != "" {
 				return strings.TrimSuffix(line, "\n"), nil

@@ -285,6 +285,7 @@ func sleepCmd(p *proc, argv []string) int {
 		}
 		total += d
 	}
+	p.env.wait()
 	t := time.NewTimer(total)
 	defer t.Stop()
 	select {

@@ -164,6 +164,7 @@ func (s *Server) runProgram(p *proc, name string, argv []string) int {
 // fails instead of running (status, true).
 func (s *Server) applyFaults(p *proc, name string) (int, bool) {
 	if d := s.faults.Delay(name); d > 0 {
+		p.env.wait()
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:

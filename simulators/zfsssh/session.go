@@ -28,6 +28,17 @@ type sessionEnv struct {
 	// channel is the session's channel (stdin of an exec), so that a
 	// "sh -s" reading it can tell it is a shell session.
 	channel io.Reader
+	// out holds the session's output until sshd would send it (outbox.go);
+	// nil outside SSH.
+	out *outbox
+}
+
+// wait is called by a command about to wait (sleep, an injected latency):
+// sshd would have sent what it wrote meanwhile.
+func (e *sessionEnv) wait() {
+	if e != nil && e.out != nil {
+		_ = e.out.Flush() // a failed send shows on the next write
+	}
 }
 
 func (e *sessionEnv) cwd() string { return e.user.home }
@@ -39,8 +50,12 @@ func (e *sessionEnv) uid(root bool) int {
 	return e.user.uid
 }
 
+// dropConnection cuts the connection (fault injection) after what the
+// session's commands printed so far has left: sshd would have sent it
+// before the command that the drop interrupts.
 func (e *sessionEnv) dropConnection() {
 	if e.conn != nil {
+		e.wait()
 		e.conn.drop()
 	}
 }
@@ -187,21 +202,25 @@ func (s *session) kill(sig string) {
 	s.cancel()
 }
 
-// streams are the session's stdout and stderr. With a pty both go to the
-// terminal, and the terminal turns "\n" into "\r\n" (ONLCR).
-func (s *session) streams() (out, errw io.Writer) {
+// streams are the session's stdin, stdout and stderr, through its outbox.
+// With a pty both outputs go to the terminal, and the terminal turns "\n"
+// into "\r\n" (ONLCR).
+func (s *session) streams() (in io.Reader, out, errw io.Writer) {
+	s.env.out = newOutbox(s.ch, s.ch.Stderr())
+	in = &inReader{r: s.ch, o: s.env.out}
 	if s.env.pty {
-		w := &ttyWriter{w: s.ch}
-		return w, w
+		w := &ttyWriter{w: s.env.out.Stdout()}
+		return in, w, w
 	}
-	return s.ch, s.ch.Stderr()
+	return in, s.env.out.Stdout(), s.env.out.Stderr()
 }
 
 var secretRE = regexp.MustCompile(`(password=)\S+`)
 
 func (s *session) runExec(command string) {
 	s.env.line = command
-	s.env.channel = s.ch
+	in, out, errw := s.streams()
+	s.env.channel = in
 	// Command lines can carry CHAP secrets (targetcli "set auth password=").
 	s.c.srv.log.Debug("exec", "conn", s.c.id, "session", s.env.id, "user", s.env.user.name, "command", secretRE.ReplaceAllString(command, "${1}<redacted>"))
 	// One network round trip per exec (Faults.SetRoundTripLatency),
@@ -216,7 +235,6 @@ func (s *session) runExec(command string) {
 			return
 		}
 	}
-	out, errw := s.streams()
 	if n := s.c.srv.faults.streamDrop(); n > 0 {
 		out = &droppingWriter{w: out, f: s.c.srv.faults, left: n, drop: s.env.dropConnection}
 	}
@@ -224,13 +242,13 @@ func (s *session) runExec(command string) {
 	// The exec that starts a driver's shell session is its framing, like
 	// the frames after it (shellsession.go): the login shell's work.
 	sh.framing = strings.Contains(command, shellSessionStart)
-	st := sh.run(s.ctx, command, stdio{in: s.ch, out: out, err: errw})
+	st := sh.run(s.ctx, command, stdio{in: in, out: out, err: errw})
 	s.finish(st)
 }
 
 func (s *session) runShell() {
-	out, errw := s.streams()
-	st := s.interactive(out, errw)
+	in, out, errw := s.streams()
+	st := s.interactive(in, out, errw)
 	s.finish(st)
 }
 
@@ -239,6 +257,10 @@ func (s *session) runShell() {
 func (s *session) finish(status int) {
 	defer close(s.done)
 	s.c.srv.procs.remove(s.pgid)
+	if s.env.out != nil {
+		// All the output, then EOF and the status, as sshd sends them.
+		_ = s.env.out.Close()
+	}
 	s.ch.CloseWrite()
 	s.mu.Lock()
 	sig := s.signal

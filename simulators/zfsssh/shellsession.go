@@ -36,6 +36,12 @@ func readScript(p *proc, sh *shell, session bool) int {
 	var pending strings.Builder
 	var open byte // the quote pending leaves open
 	for !sh.exited && p.ctx.Err() == nil {
+		if session && pending.Len() == 0 {
+			// Between programs nothing else runs: the shell's own send
+			// (outbox.go), as its write to the pipe would be; also when
+			// the next program is already read ahead.
+			p.env.wait()
+		}
 		line, err := in.ReadString('\n')
 		pending.WriteString(line)
 		if err != nil {

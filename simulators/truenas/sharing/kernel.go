@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -34,14 +35,19 @@ func (s *Service) applyKernel() error {
 	return nil
 }
 
-// Close removes what the service made real; the objects stay on disk.
+// Close closes the tables' journals and removes what the service made
+// real; the objects stay on disk.
 func (s *Service) Close() error {
+	var errs []error
+	for _, ns := range s.order {
+		errs = append(errs, s.t[ns].closeJournal())
+	}
 	if s.kernel == nil {
-		return nil
+		return errors.Join(errs...)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.kernel.Close(s.kernelOwner)
+	return errors.Join(append(errs, s.kernel.Close(s.kernelOwner))...)
 }
 
 // resyncAfter wraps a method (pool.dataset.update) so that the kernel

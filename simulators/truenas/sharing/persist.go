@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,9 @@ import (
 // call changes the table. After the handler releases s.mu, persist
 // writes the newest snapshot of every table that has one newer than its
 // file (group commit: whoever writes takes the changes the others made
-// meanwhile, and versions reach the file in increasing order).
+// meanwhile, and versions reach the file in increasing order), as the
+// rows that changed since the last version written, appended to the
+// table's journal (journal.go).
 //
 // What the caller sees is unchanged: a method that changed a table
 // answers only once its change is in the table's file (never fsynced, as
@@ -44,6 +47,14 @@ type persistence struct {
 	saveMu sync.Mutex               // one writer of the file at a time
 	saved  atomic.Uint64            // the version in the file
 	enc    rowEncoder               // under saveMu
+
+	// The journal (journal.go), under saveMu: its open file and size,
+	// whether the table's file and journal are known to hold written
+	// (false: the next write compacts), and the rows of version saved.
+	jf      *os.File
+	jsize   int64
+	primed  bool
+	written []middleware.Row
 }
 
 // snap records the table's current rows as its next version. Callers
@@ -75,11 +86,7 @@ func (s *Service) persistTable(ns string, t *table) error {
 	if sn.ver <= t.p.saved.Load() {
 		return nil // a writer that came first wrote it
 	}
-	b, err := t.p.enc.encode(sn.rows)
-	if err == nil {
-		err = writeTable(s.dir, t.file, b)
-	}
-	if err != nil {
+	if err := t.write(s.dir, sn.rows); err != nil {
 		s.log.Error("state not saved", "namespace", ns, "err", err)
 		return middleware.Errorf(middleware.EFAULT, "failed to save %s state: %v", ns, err)
 	}

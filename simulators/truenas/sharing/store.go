@@ -13,8 +13,8 @@ import (
 )
 
 // table is one namespace's objects (one sqlite table in the real
-// middleware), kept sorted by id and written to <StateDir>/<file> after
-// every change (persist.go). A stored row is never changed in place:
+// middleware), kept sorted by id and written to <StateDir>/<file> and
+// its journal after every change (persist.go, journal.go). A stored row is never changed in place:
 // a change stores a new map, so a snapshot can be written unlocked.
 type table struct {
 	file string
@@ -78,7 +78,8 @@ func (t *table) find(f func(middleware.Row) bool) []middleware.Row {
 	return out
 }
 
-// load reads the table's file; a missing file is an empty table.
+// load reads the table's file, then replays its journal (journal.go); a
+// missing file is an empty table.
 func (t *table) load(dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, t.file))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -95,7 +96,7 @@ func (t *table) load(dir string) error {
 	for _, r := range rows {
 		t.put(r)
 	}
-	return nil
+	return t.replayJournal(dir)
 }
 
 // save writes the table atomically: a reader (or a crashed or restarted
