@@ -158,6 +158,9 @@ func TestVMShareFiles(t *testing.T) {
 	if got := read("node", "mounts.sh"); got != vmMountsScript {
 		t.Error("node/mounts.sh is not vm-mounts.sh")
 	}
+	if !strings.Contains(vmNodeScript, `/lab/node/mounts.sh /lab/mounts "$MOUNT_ROOT"`) {
+		t.Error("vm-node.sh does not run mounts.sh on /lab/mounts and $MOUNT_ROOT")
+	}
 	if st, _ := os.Stat(s.path("node", "mounts.sh")); st.Mode()&0o111 == 0 {
 		t.Error("mounts.sh is not executable")
 	}
