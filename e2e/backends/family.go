@@ -63,6 +63,8 @@ type Family struct {
 	Connection func(e *Env, conn string) string
 	// Parameters are the StorageClass parameters besides connection.
 	Parameters func(*Env) map[string]string
+	// MountOptions are the StorageClass's mountOptions.
+	MountOptions []string
 	// Leftovers lists what connection conn still has on the storage
 	// system (datasets, zvols, directories, volumes): empty after every
 	// volume and snapshot of it has been deleted. made are the backend ids

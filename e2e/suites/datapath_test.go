@@ -68,7 +68,7 @@ func dataPath(ctx context.Context, fam backends.Family, block bool) {
 		params["csi.storage.k8s.io/node-stage-secret-name"] = "node-stage"
 		params["csi.storage.k8s.io/node-stage-secret-namespace"] = ns
 	}
-	sc := f.StorageClass(ctx, fam.Short, framework.Class{Driver: driver, Parameters: params, Binding: storagev1.VolumeBindingWaitForFirstConsumer})
+	sc := f.StorageClass(ctx, fam.Short, framework.Class{Driver: driver, Parameters: params, Binding: storagev1.VolumeBindingWaitForFirstConsumer, MountOptions: fam.MountOptions})
 	vsc := ""
 	if fam.Snapshots {
 		vsc = f.SnapshotClass(ctx, fam.Short, driver, nil)

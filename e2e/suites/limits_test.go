@@ -41,7 +41,7 @@ func limitClaim(ctx context.Context, fam backends.Family, ns, conn string) (clas
 	if !fam.NeedsVM {
 		binding = storagev1.VolumeBindingWaitForFirstConsumer
 	}
-	sc := f.StorageClass(ctx, "limit", framework.Class{Driver: driver, Parameters: fam.StorageParameters(env, conn), Binding: binding})
+	sc := f.StorageClass(ctx, "limit", framework.Class{Driver: driver, Parameters: fam.StorageParameters(env, conn), Binding: binding, MountOptions: fam.MountOptions})
 	f.PVC(ctx, ns, "data", framework.Claim{Class: sc.Name, Size: dataSize})
 	if binding == storagev1.VolumeBindingWaitForFirstConsumer {
 		f.Pod(ctx, ns, framework.Workload{Name: "consumer", PVC: "data", Script: "sleep 3600", Node: nodeFor(ctx, fam)})
