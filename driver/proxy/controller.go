@@ -253,15 +253,8 @@ func (p *Controller) ControllerPublishVolume(ctx context.Context, req *csipb.Con
 		}
 		// The proxy advertises PUBLISH_UNPUBLISH_VOLUME for all connections
 		// when one backend needs it (Infinia grants host NQNs); the others
-		// have nothing to attach, so publishing succeeds once the volume is
-		// known to exist.
-		if _, err := l.Driver.ValidateVolumeCapabilities(ctx, &csipb.ValidateVolumeCapabilitiesRequest{
-			VolumeId: id, VolumeCapabilities: []*csipb.VolumeCapability{req.GetVolumeCapability()},
-			VolumeContext: req.GetVolumeContext(), Secrets: req.GetSecrets(),
-		}); err != nil {
-			return nil, err
-		}
-		return &csipb.ControllerPublishVolumeResponse{}, nil
+		// have nothing to attach (publish.go).
+		return p.publishNothingToAttach(ctx, l, id, req)
 	})
 }
 

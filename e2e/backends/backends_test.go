@@ -18,6 +18,8 @@ func sampleLab() *Lab {
 		TrueNAS:  &TrueNASHost{URL: "http://127.0.0.1:17023", User: "root", Password: "switchyard-lab"},
 		Infinia:  &InfiniaHost{URL: "https://127.0.0.1:8443", Account: "clu1/red/csiAccount", Password: "pw", Service: "red/csiService"},
 		Synology: &SynologyHost{URL: "http://127.0.0.1:17025", User: "admin", Password: "pw"},
+		ShareClients: &ShareClients{NFSExport: "/tank/e2e-clients/nfs", NFSMount: "/var/lib/kubelet/switchyard-lab-shares/clients-nfs",
+			SMBShare: "tank_e2e_clients_smb", SMBPath: "/tank/e2e-clients/smb", SMBMount: "/var/lib/kubelet/switchyard-lab-shares/clients-smb"},
 	}
 }
 
@@ -54,6 +56,8 @@ func TestLoadLab(t *testing.T) {
 		"typo":    `{"zfss":{}}`,
 		"zfs":     `{"zfs":{"ssh":"nohostport","user":"root","password":"x"}}`,
 		"infinia": `{"infinia":{"url":"https://x","account":"a/b","password":"p","service":"s/v"}}`,
+		"shares":  `{"shareClients":{"nfsExport":"tank/x","nfsMount":"/m","smbShare":"s","smbPath":"/p","smbMount":"/n"}}`,
+		"smbname": `{"shareClients":{"nfsExport":"/x","nfsMount":"/m","smbShare":"a/b","smbPath":"/p","smbMount":"/n"}}`,
 	} {
 		p := filepath.Join(dir, name+".json")
 		os.WriteFile(p, []byte(body), 0o600)

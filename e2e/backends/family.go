@@ -50,6 +50,10 @@ type Family struct {
 	// NeedsVM: nodes need kernel storage clients, which only the storage
 	// VM's node has; pods of the row run there.
 	NeedsVM bool
+	// Release is the chart install the row's StorageClass names: "" the
+	// main release (e2e/deploy/main-values.yaml), ClientsRelease the share
+	// clients' (e2e/deploy/clients-values.yaml).
+	Release string
 	// NodeStageSecret goes into a Secret that the StorageClass names as
 	// its node-stage secret (SMB credentials).
 	NodeStageSecret func(*Env) map[string]string
@@ -59,6 +63,8 @@ type Family struct {
 	Connection func(e *Env, conn string) string
 	// Parameters are the StorageClass parameters besides connection.
 	Parameters func(*Env) map[string]string
+	// MountOptions are the StorageClass's mountOptions.
+	MountOptions []string
 	// Leftovers lists what connection conn still has on the storage
 	// system (datasets, zvols, directories, volumes): empty after every
 	// volume and snapshot of it has been deleted. made are the backend ids
@@ -83,6 +89,8 @@ func Families() []Family {
 		synology("synology-iscsi", "syn-iscsi"),
 		synology("synology-nfs", "syn-nfs"),
 		synology("synology-smb", "syn-smb"),
+		shareClient("nfs-client", "nfsc"),
+		shareClient("smb-client", "smbc"),
 	}
 }
 

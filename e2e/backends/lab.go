@@ -30,6 +30,8 @@ type Lab struct {
 	Infinia *InfiniaHost `json:"infinia,omitempty"`
 
 	Synology *SynologyHost `json:"synology,omitempty"`
+
+	ShareClients *ShareClients `json:"shareClients,omitempty"`
 }
 
 // ZFSHost is a ZFS-over-SSH host (switchyard-lab zfs-ssh --kernel).
@@ -112,6 +114,11 @@ func (l *Lab) check() error {
 	}
 	if s := l.Synology; s != nil && (!strings.Contains(s.URL, "://") || s.User == "" || s.Password == "") {
 		bad = append(bad, "synology: needs url (http(s)://host:port), user and password")
+	}
+	if c := l.ShareClients; c != nil {
+		if msg := c.check(); msg != "" {
+			bad = append(bad, msg)
+		}
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("E2E_LAB_FILE: %s", strings.Join(bad, "; "))

@@ -28,6 +28,8 @@ type Class struct {
 	Binding    storagev1.VolumeBindingMode // default Immediate
 	// Allowed is allowedTopologies as key -> values, one term.
 	Allowed map[string][]string
+	// MountOptions become the PVs' mountOptions (the node's mount flags).
+	MountOptions []string
 }
 
 // StorageClass creates a StorageClass (reclaim Delete, expansion
@@ -47,6 +49,7 @@ func (f *F) StorageClass(ctx context.Context, prefix string, c Class) *storagev1
 		ReclaimPolicy:        &reclaim,
 		AllowVolumeExpansion: &expand,
 		VolumeBindingMode:    &binding,
+		MountOptions:         c.MountOptions,
 	}
 	if len(c.Allowed) > 0 {
 		var term corev1.TopologySelectorTerm

@@ -22,7 +22,8 @@ func connectionName(fam backends.Family) string { return "e2e-" + fam.Short }
 func ensureConnection(ctx context.Context, fam backends.Family) string {
 	GinkgoHelper()
 	conn := connectionName(fam)
-	putAndWait(ctx, conn, backends.ConnectionFile(env, fam, conn))
+	_, release := releaseOf(ctx, fam)
+	putAndWaitIn(ctx, release, conn, backends.ConnectionFile(env, fam, conn))
 	return conn
 }
 
@@ -32,6 +33,13 @@ func ensureConnection(ctx context.Context, fam backends.Family) string {
 // at once). It returns how long the file took to arrive.
 func putAndWait(ctx context.Context, conn, content string) time.Duration {
 	GinkgoHelper()
+	return putAndWaitIn(ctx, f.Config.Release, conn, content)
+}
+
+// putAndWaitIn is putAndWait for the pods of another release that mounts
+// the main release's connections (the share clients').
+func putAndWaitIn(ctx context.Context, release, conn, content string) time.Duration {
+	GinkgoHelper()
 	Expect(f.Conns.Put(ctx, conn, content)).To(Succeed())
-	return f.WaitConnectionFile(ctx, f.Config.Release, conn, content, 4*time.Minute)
+	return f.WaitConnectionFile(ctx, release, conn, content, 4*time.Minute)
 }

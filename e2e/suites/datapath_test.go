@@ -54,6 +54,7 @@ func dataPath(ctx context.Context, fam backends.Family, block bool) {
 		mode = "Block"
 	}
 	node := nodeFor(ctx, fam)
+	driver, _ := releaseOf(ctx, fam)
 	conn := ensureConnection(ctx, fam)
 	ns := f.Namespace(ctx, fam.Short)
 	params := fam.StorageParameters(env, conn)
@@ -67,10 +68,10 @@ func dataPath(ctx context.Context, fam backends.Family, block bool) {
 		params["csi.storage.k8s.io/node-stage-secret-name"] = "node-stage"
 		params["csi.storage.k8s.io/node-stage-secret-namespace"] = ns
 	}
-	sc := f.StorageClass(ctx, fam.Short, framework.Class{Driver: f.Config.DriverName, Parameters: params, Binding: storagev1.VolumeBindingWaitForFirstConsumer})
+	sc := f.StorageClass(ctx, fam.Short, framework.Class{Driver: driver, Parameters: params, Binding: storagev1.VolumeBindingWaitForFirstConsumer, MountOptions: fam.MountOptions})
 	vsc := ""
 	if fam.Snapshots {
-		vsc = f.SnapshotClass(ctx, fam.Short, f.Config.DriverName, nil)
+		vsc = f.SnapshotClass(ctx, fam.Short, driver, nil)
 	}
 	pattern := "switchyard-e2e " + ns + " " + time.Now().UTC().Format(time.RFC3339Nano)
 	podEnv := map[string]string{"PATTERN": pattern, "BYTES": strconv.Itoa(patternBytes)}

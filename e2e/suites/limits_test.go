@@ -35,12 +35,13 @@ var _ = Describe("handle limits", Label("limits"), func() {
 // made where the pod is scheduled); other families bind at once.
 func limitClaim(ctx context.Context, fam backends.Family, ns, conn string) (class string) {
 	GinkgoHelper()
-	putAndWait(ctx, conn, backends.ConnectionFile(env, fam, conn))
+	driver, release := releaseOf(ctx, fam)
+	putAndWaitIn(ctx, release, conn, backends.ConnectionFile(env, fam, conn))
 	binding := storagev1.VolumeBindingImmediate
 	if !fam.NeedsVM {
 		binding = storagev1.VolumeBindingWaitForFirstConsumer
 	}
-	sc := f.StorageClass(ctx, "limit", framework.Class{Driver: f.Config.DriverName, Parameters: fam.StorageParameters(env, conn), Binding: binding})
+	sc := f.StorageClass(ctx, "limit", framework.Class{Driver: driver, Parameters: fam.StorageParameters(env, conn), Binding: binding, MountOptions: fam.MountOptions})
 	f.PVC(ctx, ns, "data", framework.Claim{Class: sc.Name, Size: dataSize})
 	if binding == storagev1.VolumeBindingWaitForFirstConsumer {
 		f.Pod(ctx, ns, framework.Workload{Name: "consumer", PVC: "data", Script: "sleep 3600", Node: nodeFor(ctx, fam)})
@@ -63,7 +64,8 @@ func safeLength(ctx context.Context, fam backends.Family) {
 	Expect(h).To(HavePrefix("v:" + conn + "/"))
 	made := []string{strings.TrimPrefix(h, "v:"+conn+"/")}
 	if fam.Snapshots {
-		vsc := f.SnapshotClass(ctx, "limit", f.Config.DriverName, nil)
+		driver, _ := releaseOf(ctx, fam)
+		vsc := f.SnapshotClass(ctx, "limit", driver, nil)
 		f.Snapshot(ctx, ns, "snap", vsc, "data")
 		sh := f.WaitSnapshotReady(ctx, ns, "snap", 3*time.Minute)
 		Expect(len(sh)).To(BeNumerically("<=", 128), sh)
@@ -98,7 +100,8 @@ func overLimit(ctx context.Context, fam backends.Family) {
 		expectNothingLeft(ctx, fam, conn, []string{"pvc-" + string(pvc.UID)})
 	case "snapshot":
 		_, pv := f.WaitPVCBound(ctx, ns, "data", 5*time.Minute)
-		vsc := f.SnapshotClass(ctx, "limit", f.Config.DriverName, nil)
+		driver, _ := releaseOf(ctx, fam)
+		vsc := f.SnapshotClass(ctx, "limit", driver, nil)
 		f.Snapshot(ctx, ns, "snap", vsc, "data")
 		msg, err := f.SnapshotError(ctx, ns, "snap", 4*time.Minute, want...)
 		Expect(err).NotTo(HaveOccurred())

@@ -84,16 +84,17 @@ var _ = JustAfterEach(func(ctx SpecContext) {
 	GinkgoWriter.Printf("failure dump: %s\n", dir)
 }, NodeTimeout(2*time.Minute))
 
-var _ = AfterSuite(func() {
+var _ = AfterSuite(func(ctx SpecContext) {
 	if f == nil {
 		return
 	}
+	uninstallClientsRelease(ctx)
 	table := f.Timings.Table()
 	fmt.Fprintf(os.Stdout, "\nswitchyard e2e timings (%s provider):\n%s\n", f.Config.Provider, table)
 	if err := f.Timings.Write(f.Config.Artifacts); err != nil {
 		fmt.Fprintf(os.Stdout, "writing the timings: %v\n", err)
 	}
-})
+}, NodeTimeout(6*time.Minute))
 
 // nodeFor picks the node a family's pods run on: the storage VM's node
 // for families that need kernel storage clients, else the host's node.

@@ -21,6 +21,8 @@ var (
 	vmNodeScript string
 	//go:embed files/vm-host.sh
 	vmHostScript string
+	//go:embed files/vm-mounts.sh
+	vmMountsScript string
 	//go:embed files/vm-containerd.toml
 	vmContainerdTemplate string
 	//go:embed files/vm-cni.conflist
@@ -36,12 +38,24 @@ func (s vmShare) path(elem ...string) string {
 func (s vmShare) nodeDir() string { return s.path("node") }
 func (s vmShare) logsDir() string { return s.path("logs") }
 
+// mountsDir holds the host's requests to mount a share in the guest
+// (files/vm-mounts.sh): /lab/mounts in the guest.
+func (s vmShare) mountsDir() string { return s.path("mounts") }
+
+// VMShareMountRoot is where the guest mounts shares on request
+// (files/vm-mounts.sh): under the kubelet's root directory, which the
+// kubelet makes a shared mount and the node plugin mounts with
+// Bidirectional propagation, so a share mounted there at any time appears
+// in the plugin's container (its controller's controllerBasePath) without
+// a volume of its own. e2e/cmd/e2e-lab writes the requests.
+const VMShareMountRoot = "/var/lib/kubelet/switchyard-lab-shares"
+
 // vmGuestNodeDir is where the guest sees the node's files.
 const vmGuestNodeDir = "/lab/node"
 
 // prepare makes the share's directories.
 func (s vmShare) prepare() error {
-	for _, d := range []string{s.nodeDir(), s.logsDir(), s.path("images"), s.path("bin")} {
+	for _, d := range []string{s.nodeDir(), s.logsDir(), s.mountsDir(), s.path("images"), s.path("bin")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
@@ -96,6 +110,7 @@ func (s vmShare) writeGuestFiles(c vmShareConfig) error {
 	}
 	files := map[string][]byte{
 		s.path("run.sh"):                  []byte(vmNodeScript),
+		s.path("node", "mounts.sh"):       []byte(vmMountsScript),
 		s.path("node", "node.env"):        []byte(vmNodeEnv(c)),
 		s.path("node", "containerd.toml"): containerd,
 		s.path("node", "cni.conflist"):    cni,
@@ -138,6 +153,7 @@ func vmNodeEnv(c vmShareConfig) string {
 		{"IMAGES", strings.Join(c.Images, " ")},
 		{"IMAGE_STORE", c.ImageStore},
 		{"SIMULATORS", strings.Join(sims, " ")},
+		{"MOUNT_ROOT", VMShareMountRoot},
 		{"KUBELET_ARGS", strings.Join(args, " ")},
 	} {
 		fmt.Fprintf(&b, "%s=%s\n", kv[0], vmShQuote(kv[1]))

@@ -155,7 +155,19 @@ func TestVMShareFiles(t *testing.T) {
 	if st, _ := os.Stat(s.path("node", "sim-zfs.sh")); st.Mode()&0o111 == 0 {
 		t.Error("sim-zfs.sh is not executable")
 	}
-	for _, d := range []string{"logs", "images", "bin"} {
+	if got := read("node", "mounts.sh"); got != vmMountsScript {
+		t.Error("node/mounts.sh is not vm-mounts.sh")
+	}
+	if !strings.Contains(vmNodeScript, `/lab/node/mounts.sh /lab/mounts "$MOUNT_ROOT"`) {
+		t.Error("vm-node.sh does not run mounts.sh on /lab/mounts and $MOUNT_ROOT")
+	}
+	if st, _ := os.Stat(s.path("node", "mounts.sh")); st.Mode()&0o111 == 0 {
+		t.Error("mounts.sh is not executable")
+	}
+	if env := read("node", "node.env"); !strings.Contains(env, "MOUNT_ROOT="+VMShareMountRoot+"\n") {
+		t.Errorf("node.env lacks MOUNT_ROOT:\n%s", env)
+	}
+	for _, d := range []string{"logs", "images", "bin", "mounts"} {
 		if st, err := os.Stat(s.path(d)); err != nil || !st.IsDir() {
 			t.Errorf("no %s directory", d)
 		}

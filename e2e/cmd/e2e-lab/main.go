@@ -5,15 +5,23 @@
 // on the host. The VM forwards each port to the same number in the guest,
 // so the address works for controllers on the host and in the VM alike.
 //
+// With the VM and its ZFS simulator it also makes the shares of the
+// nfs-client and smb-client rows and has the VM's node mount them
+// (shares.go); when that fails the rows are left out of the lab file, and
+// say why when they run.
+//
 //	go run ./cmd/e2e-lab -vmnode vmnode.json -host-node lab-host -out lab.json
 //	go run ./cmd/e2e-lab -host-node lab-host -out lab.json   (no VM: local-hostpath only)
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/switchyard-csi/switchyard/e2e/backends"
 )
@@ -37,6 +45,8 @@ func main() {
 	infiniaService := flag.String("infinia-service", "red/csiService", "its block service")
 	synologyUser := flag.String("synology-user", "admin", "the DSM simulator's administrator (with --kernel also its SMB account)")
 	hostZFS := flag.String("host-zfs", "", "host:port of a ZFS-over-SSH simulator on the host, for the topology and limit specs when there is no VM (its targets are not real: nothing mounts them)")
+	mountRoot := flag.String("share-mount-root", "/var/lib/kubelet/switchyard-lab-shares", "where the VM's node mounts shares for its controller (lab/cluster VMShareMountRoot)")
+	shareWait := flag.Duration("share-wait", 3*time.Minute, "how long the VM's node may take to mount a share")
 	out := flag.String("out", "", "the lab file to write (required)")
 	flag.Parse()
 	if *out == "" {
@@ -70,6 +80,19 @@ func main() {
 				lab.Synology = &backends.SynologyHost{URL: "http://" + s.Addr, User: *synologyUser, Password: *password}
 			default:
 				fmt.Fprintf(os.Stderr, "e2e-lab: simulator %s: kind %q is not used by the suites\n", name, s.Kind)
+			}
+		}
+		if z := lab.ZFS; z != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), *shareWait+2*time.Minute)
+			run := func(ctx context.Context, cmd string) (string, error) {
+				return backends.SSHRun(ctx, z.SSH, z.User, z.Password, cmd)
+			}
+			c, err := makeShares(ctx, run, z, filepath.Join(filepath.Dir(*vmFile), "mounts"), *mountRoot, *shareWait)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "e2e-lab: no shares for the nfs-client and smb-client rows: %v\n", err)
+			} else {
+				lab.ShareClients = c
 			}
 		}
 	}

@@ -18,8 +18,10 @@ var (
 	buildLab = sync.OnceValues(func() (string, error) { return buildCmd("switchyard-lab", "E2E_SWITCHYARD_LAB_BIN") })
 )
 
-// buildCmd builds ../../cmd/<name> (the module root is two levels up
-// from any package of this module), unless env names a binary.
+// buildCmd builds cmd/<name> of the parent module (the directory above
+// this module's go.mod, found from the test's package directory, which
+// may be nested: e2e/backends, e2e/cmd/e2e-lab), unless env names a
+// binary.
 func buildCmd(name, env string) (string, error) {
 	if b := os.Getenv(env); b != "" {
 		return b, nil
@@ -29,11 +31,34 @@ func buildCmd(name, env string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, name)
-	out, err := exec.Command("go", "-C", "../..", "build", "-o", bin, "./cmd/"+name).CombinedOutput()
+	root, err := parentModule()
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command("go", "-C", root, "build", "-o", bin, "./cmd/"+name).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("building %s: %v\n%s", name, err, out)
 	}
 	return bin, nil
+}
+
+// parentModule is the directory above the nearest go.mod upwards of the
+// working directory (this module's root).
+func parentModule() (string, error) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Dir(d), nil
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return "", fmt.Errorf("no go.mod above the test's directory")
+		}
+		d = up
+	}
 }
 
 // Lab is switchyard-lab, built like Path (E2E_SWITCHYARD_LAB_BIN).

@@ -123,6 +123,9 @@ while [ ! -e /lab/stop ]; do
 		rc=1
 		break
 	fi
+	# Shares the host asks to have mounted for this node's controller
+	# (node/mounts.sh says how; e2e/cmd/e2e-lab asks).
+	/lab/node/mounts.sh /lab/mounts "$MOUNT_ROOT" >>"$LOGS/mounts.log" 2>&1
 	for f in /run/sim-*.pid; do
 		[ -e "$f" ] || continue
 		if ! kill -0 "$(cat "$f")" 2>/dev/null; then
