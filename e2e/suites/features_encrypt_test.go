@@ -97,14 +97,19 @@ func secret(ctx context.Context, name, ns string, data map[string]string) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
-// provisionerPods are the driver's pods that run csi-provisioner (the
-// controller Deployment, or with strategy node the node DaemonSet).
+// provisionerPods are the driver's running pods that run csi-provisioner
+// (the controller Deployment, or with strategy node the node DaemonSet).
+// A DaemonSet pod bound to a stand-in Node of another zone (the topology
+// specs make them) stays Pending and has no logs: it provisions nothing.
 func provisionerPods(ctx context.Context) []corev1.Pod {
 	GinkgoHelper()
 	pods, err := f.Kube.CoreV1().Pods(f.Config.DriverNamespace).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	var out []corev1.Pod
 	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
 		for _, c := range p.Spec.Containers {
 			if c.Name == "csi-provisioner" {
 				out = append(out, p)
