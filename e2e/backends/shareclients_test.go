@@ -2,7 +2,6 @@ package backends
 
 import (
 	"context"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -16,13 +15,7 @@ import (
 // then every volume, snapshot and metadata entry, half-built and
 // half-removed copies (dot names) included.
 func TestShareLeftoversAskTheServer(t *testing.T) {
-	lab := driverbin.Lab(t)
-	addr := freeLoopback(t)
-	sim := exec.Command(lab, "zfs-ssh", "--listen", addr, "--state", t.TempDir(), "--password", "pw")
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Process.Kill(); _ = sim.Wait() })
+	addr := driverbin.ZFSSSH(t, 33000)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run := func(cmd string) {

@@ -2,7 +2,6 @@ package backends
 
 import (
 	"context"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // through DSM's API is listed.
 func TestSynologyLeftoversAskDSM(t *testing.T) {
 	lab := driverbin.Lab(t)
-	addr := freeLoopback(t)
+	addr := driverbin.FreeLoopback(t, 33000)
 	cmd := exec.Command(lab, "synology", "--plain", "--listen", addr, "--state", t.TempDir(), "--password", "pw")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -70,18 +69,4 @@ func TestSynologyLeftoversAskDSM(t *testing.T) {
 			t.Errorf("leftovers lack %q:\n%s", want, got)
 		}
 	}
-}
-
-// freeLoopback is a free 127.0.0.1 port in syn's range 33000-33999.
-func freeLoopback(t *testing.T) string {
-	t.Helper()
-	for p := 33000; p < 34000; p++ {
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err == nil {
-			l.Close()
-			return l.Addr().String()
-		}
-	}
-	t.Fatal("no free port in 33000-33999")
-	return ""
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +22,7 @@ import (
 // cluster) finds everything in place; a refused mount is an error naming
 // the share and mount's message.
 func TestMakeShares(t *testing.T) {
-	lab := driverbin.Lab(t)
-	addr := freeLoopback(t)
-	sim := exec.Command(lab, "zfs-ssh", "--listen", addr, "--state", t.TempDir(), "--password", "pw")
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Process.Kill(); _ = sim.Wait() })
+	addr := driverbin.ZFSSSH(t, 34000)
 	z := &backends.ZFSHost{SSH: addr, User: "root", Password: "pw"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -135,19 +127,6 @@ func TestSMBShareName(t *testing.T) {
 	if got := smbShareName("tank/e2e-clients/smb"); got != "tank_e2e_clients_smb" {
 		t.Errorf("%q", got)
 	}
-}
-
-func freeLoopback(t *testing.T) string {
-	t.Helper()
-	for p := 34000; p < 35000; p++ {
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err == nil {
-			l.Close()
-			return l.Addr().String()
-		}
-	}
-	t.Fatal("no free port in 34000-34999")
-	return ""
 }
 
 func must(t *testing.T, err error) {
