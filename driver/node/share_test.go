@@ -102,13 +102,27 @@ func TestShareAttachers(t *testing.T) {
 			secrets:    map[string]string{SecretMountFlags: "nolock, nfsvers=3,nolock"},
 			c:          withFlags(mountCap(mnmw), "nfsvers=3", "noatime", "nfsvers=3"),
 			wantSource: "10.0.0.5:/tank/k8s/pvc-1", wantType: "nfs",
-			wantOpts: []string{"nfsvers=3", "noatime", "defaults"}, wantSensitive: []string{"nolock"},
+			wantOpts: []string{"nfsvers=3", "noatime", "defaults", "nosharecache"}, wantSensitive: []string{"nolock"},
+		},
+		{
+			// nfs.go nfsUnshared: the user's choice stands, either way.
+			name:       "nfs with sharecache asked for in the StorageClass",
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyServer: "10.0.0.5", volumecontext.KeyShare: "/export/k8s/v/pvc-1"},
+			c:          withFlags(mountCap(mnmw), "sharecache"),
+			wantSource: "10.0.0.5:/export/k8s/v/pvc-1", wantType: "nfs", wantOpts: []string{"sharecache", "defaults"},
+		},
+		{
+			name:       "nfs whose secret flags turn the cache sharing off already, not twice",
+			vc:         map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyServer: "10.0.0.5", volumecontext.KeyShare: "/export/k8s/v/pvc-1"},
+			secrets:    map[string]string{SecretMountFlags: "nosharecache"},
+			c:          mountCap(mnmw),
+			wantSource: "10.0.0.5:/export/k8s/v/pvc-1", wantType: "nfs", wantOpts: []string{"defaults"}, wantSensitive: []string{"nosharecache"},
 		},
 		{
 			name:       "nfs4 over IPv6",
 			vc:         map[string]string{volumecontext.KeyAttachDriver: "nfs", volumecontext.KeyServer: "fd00::5", volumecontext.KeyShare: "/export"},
 			c:          func() *csi.VolumeCapability { c := mountCap(mnmw); c.GetMount().FsType = "nfs4"; return c }(),
-			wantSource: "[fd00::5]:/export", wantType: "nfs4", wantOpts: []string{"defaults"},
+			wantSource: "[fd00::5]:/export", wantType: "nfs4", wantOpts: []string{"defaults", "nosharecache"},
 		},
 		{
 			name:       "smb as guest with the pod's fsGroup",
