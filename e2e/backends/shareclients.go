@@ -87,19 +87,11 @@ func shareClient(driver, short string) Family {
 			return shareLeftovers(ctx, or(z.CheckSSH, z.SSH), z.User, z.Password, dir)
 		},
 	}
-	if !smb {
-		// Every volume is a subdirectory of one export, and NFS mounts of
-		// one export share a superblock, which /proc/self/mountinfo shows
-		// with the same device and root ("/") for each: the kubelet then
-		// takes every other staged volume of the share (and the
-		// controller's mount of it) for a reference to this one's staging
-		// mount and never unstages it ("GetDeviceMountRefs check failed
-		// ... still mounted by other references"), so neither volume is
-		// detached or deleted. nosharecache gives each mount its own
-		// superblock (docs/backends/share-clients.md). SMB mounts of
-		// different paths have their own superblocks already.
-		f.MountOptions = []string{"nosharecache"}
-	}
+	// No mountOptions: every nfs-client volume is a subdirectory of one
+	// export, and the row proves that the node's NFS attacher gives each
+	// mount its own superblock by default (nosharecache; without it the
+	// kubelet never unstages a volume while another of the share is
+	// staged: docs/backends/share-clients.md).
 	if smb {
 		f.NodeStageSecret = func(e *Env) map[string]string {
 			return map[string]string{"username": e.Lab.ZFS.User, "password": e.Lab.ZFS.Password}
