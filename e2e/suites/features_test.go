@@ -50,7 +50,7 @@ var _ = Describe("group snapshots and volume attributes", Label("features"), Ord
 		conn = ensureConnection(ctx, fam)
 		installFeaturesRelease(ctx, node)
 	}, NodeTimeout(20*time.Minute))
-	AfterAll(func(ctx SpecContext) { uninstallFeaturesRelease(ctx) }, NodeTimeout(6*time.Minute))
+	AfterAll(func(ctx SpecContext) { featuresRel.uninstall(ctx) }, NodeTimeout(6*time.Minute))
 
 	It("zfs-generic-nfs: a VolumeGroupSnapshot of two PVCs written at one instant restores both", Label("zfs-generic-nfs", "vm", "groupsnapshot"),
 		func(ctx SpecContext) { groupSnapshot(ctx, conn, node) }, NodeTimeout(20*time.Minute))

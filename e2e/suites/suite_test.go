@@ -88,7 +88,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 	if f == nil {
 		return
 	}
-	uninstallClientsRelease(ctx)
+	clientsRel.uninstall(ctx)
 	table := f.Timings.Table()
 	fmt.Fprintf(os.Stdout, "\nswitchyard e2e timings (%s provider):\n%s\n", f.Config.Provider, table)
 	if err := f.Timings.Write(f.Config.Artifacts); err != nil {
