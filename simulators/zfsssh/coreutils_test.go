@@ -40,7 +40,7 @@ func TestCoreutils(t *testing.T) {
 		{"pwd", "/root\n", 0},
 		{"printf '%s-%d\\n' x 3", "x-3\n", 0},
 		{"printf 'a\\tb\\\\c\\x\\n'", "a\tb\\c\\x\n", 0}, // the escapes, and an unknown one kept
-		{"printf '%s,' a b c", "a,b,c,", 0},                        // the format reused
+		{"printf '%s,' a b c", "a,b,c,", 0},              // the format reused
 		{"date +%F | wc -c", "11\n", 0},
 	}
 	for _, c := range cases {
