@@ -124,7 +124,10 @@ func (m *Model) plainParent(parent string) bool {
 // there is none or dir exists or its parent does not (the caller then does
 // what it did before: mkdir, adopting an existing directory).
 func (m *Model) mkdirFromSpare(dir string) bool {
-	if !m.plainParent(filepath.Dir(dir)) {
+	m.sp.mu.Lock()
+	none := len(m.sp.dirs) == 0
+	m.sp.mu.Unlock()
+	if none || !m.plainParent(filepath.Dir(dir)) { // no spare: no need to look at the parent
 		return false
 	}
 	m.sp.mu.Lock()

@@ -78,7 +78,7 @@ type lexer struct {
 // lex tokenizes src. A lexing error ends the token list with a tErr token,
 // so that (like sh) the complete commands before it still run.
 func lex(src string) []token {
-	lx := &lexer{src: src, line: 1, toks: make([]token, 0, 4+len(src)/6)}
+	lx := &lexer{src: src, line: 1, toks: make([]token, 0, 16)}
 	if err := lx.run(); err != nil {
 		line := lx.line
 		if se := (*syntaxError)(nil); errors.As(err, &se) {
