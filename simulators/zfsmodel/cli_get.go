@@ -171,21 +171,24 @@ func (g *getPrinter) widths(cols []*column) {
 	}
 }
 
+// line writes one row into the buffered output, cell by cell: a row
+// assembled first cost a copy and an allocation per row (zfs get answers
+// every create of a driver's).
 func (g *getPrinter) line(cells []string) {
-	var b strings.Builder
+	out := g.c.out
 	for i, s := range cells {
 		last := i == len(cells)-1
 		switch {
 		case last:
-			b.WriteString(s)
+			out.WriteString(s)
 		case g.scripted:
-			b.WriteString(s + "\t")
+			out.WriteString(s)
+			out.WriteByte('\t')
 		default:
-			fmt.Fprintf(&b, "%-*s  ", g.w[g.columns[i]], s)
+			fmt.Fprintf(out, "%-*s  ", g.w[g.columns[i]], s)
 		}
 	}
-	b.WriteString("\n")
-	g.c.out.WriteString(b.String())
+	out.WriteByte('\n')
 }
 
 func (g *getPrinter) row(name, prop string, pv PropValue) {
