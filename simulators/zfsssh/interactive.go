@@ -130,7 +130,8 @@ func stillOpen(open byte, line string) bool {
 // the same word, only by escaped characters (\x) and then a ' that opens
 // the next string, as long as the last one stays open: the lexer reads
 // such a run as one word and stops at the same open quote. That is how a
-// driver quotes a ' inside the single-quoted program it sends ('\”):
+// driver quotes a ' inside the single-quoted program it sends (close the
+// string, an escaped quote, open the next one):
 // without this, each line holding one parsed the whole text again.
 func stillInSingleQuotes(line string) bool {
 	for i := 0; ; {
