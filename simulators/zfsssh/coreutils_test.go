@@ -39,8 +39,9 @@ func TestCoreutils(t *testing.T) {
 		{"readlink /tmp/f", "", 1},
 		{"pwd", "/root\n", 0},
 		{"printf '%s-%d\\n' x 3", "x-3\n", 0},
-		{"printf 'a\\tb\\\\c\\x\\n'", "a\tb\\c\\x\n", 0}, // the escapes, and an unknown one kept
-		{"printf '%s,' a b c", "a,b,c,", 0},              // the format reused
+		{"printf 'a\\tb\\\\c\\x\\n'", "a\tb\\c\\x\n", 0},            // the escapes, and an unknown one kept
+		{"printf '%s,' a b c", "a,b,c,", 0},                         // the format reused
+		{`printf '[%s]' a '' "" b\ c x"$#"`, "[a][][][b c][x0]", 0}, // literal words, empty ones, joined parts
 		{"date +%F | wc -c", "11\n", 0},
 	}
 	for _, c := range cases {
