@@ -69,16 +69,19 @@ const (
 )
 
 type lexer struct {
-	src  string
-	pos  int
-	line int
-	toks []token
+	src   string
+	pos   int
+	line  int
+	toks  []token
+	words []word // the words are allocated from here, a chunk at a time
 }
 
 // lex tokenizes src. A lexing error ends the token list with a tErr token,
 // so that (like sh) the complete commands before it still run.
 func lex(src string) []token {
-	lx := &lexer{src: src, line: 1, toks: make([]token, 0, 16)}
+	// About a token per blank (at most a chunk's worth: a long quoted
+	// string holds many), so a program's list is allocated once.
+	lx := &lexer{src: src, line: 1, toks: make([]token, 0, min(strings.Count(src, " "), 64)+8)}
 	if err := lx.run(); err != nil {
 		line := lx.line
 		if se := (*syntaxError)(nil); errors.As(err, &se) {
@@ -161,7 +164,11 @@ func (lx *lexer) operator(fd int) error {
 // io number and becomes part of the redirection operator instead.
 func (lx *lexer) word() error {
 	startLine := lx.line
-	w := &word{}
+	if len(lx.words) == cap(lx.words) {
+		lx.words = make([]word, 0, 16)
+	}
+	lx.words = append(lx.words, word{})
+	w := &lx.words[len(lx.words)-1]
 	w.parts = w.one[:0]
 	lit := litBuf{w: w}
 	start := lx.pos
