@@ -173,22 +173,23 @@ func (g *getPrinter) widths(cols []*column) {
 
 // line writes one row into the buffered output, cell by cell: a row
 // assembled first cost a copy and an allocation per row (zfs get answers
-// every create of a driver's).
+// every create of a driver's). A bufio.Writer's error is sticky: the
+// command's final flush reports it.
 func (g *getPrinter) line(cells []string) {
 	out := g.c.out
 	for i, s := range cells {
 		last := i == len(cells)-1
 		switch {
 		case last:
-			out.WriteString(s)
+			_, _ = out.WriteString(s)
 		case g.scripted:
-			out.WriteString(s)
-			out.WriteByte('\t')
+			_, _ = out.WriteString(s)
+			_ = out.WriteByte('\t')
 		default:
 			fmt.Fprintf(out, "%-*s  ", g.w[g.columns[i]], s)
 		}
 	}
-	out.WriteByte('\n')
+	_ = out.WriteByte('\n')
 }
 
 func (g *getPrinter) row(name, prop string, pv PropValue) {
