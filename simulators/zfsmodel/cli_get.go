@@ -17,6 +17,15 @@ const (
 	colSource
 )
 
+// zfs get's -s and -o names (built once: a map literal in the loop was
+// built again for every name of every zfs get).
+var (
+	getSources = map[string]Source{"local": SourceLocal, "default": SourceDefault, "inherited": SourceInherited,
+		"received": SourceReceived, "temporary": SourceTemporary, "none": SourceNone}
+	getColumnNames = map[string]int{"name": colName, "property": colProperty, "value": colValue,
+		"received": colReceived, "source": colSource, "all": -1}
+)
+
 func (c *cli) zfsGet(args []string) int {
 	opts, ops := getopt(args, ":d:o:s:rt:Hp")
 	columns := []int{colName, colProperty, colValue, colSource}
@@ -41,8 +50,7 @@ func (c *cli) zfsGet(args []string) int {
 		case 's':
 			sources = 0
 			for _, tok := range strings.Split(o.arg, ",") {
-				s, ok := map[string]Source{"local": SourceLocal, "default": SourceDefault, "inherited": SourceInherited,
-					"received": SourceReceived, "temporary": SourceTemporary, "none": SourceNone}[tok]
+				s, ok := getSources[tok]
 				if !ok {
 					c.errorf("invalid source '%s'\n", tok)
 					return c.usage()
@@ -121,8 +129,7 @@ func (c *cli) getColumns(arg string) ([]int, bool, bool) {
 			c.errorf("too many fields given to -o option\n")
 			return nil, false, false
 		}
-		col := map[string]int{"name": colName, "property": colProperty, "value": colValue,
-			"received": colReceived, "source": colSource, "all": -1}[tok]
+		col := getColumnNames[tok]
 		switch col {
 		case 0:
 			c.errorf("invalid column name '%s'\n", tok)
