@@ -62,3 +62,29 @@ func TestCoreutils(t *testing.T) {
 		}
 	}
 }
+
+// resolve finds a bare name in the first directory of PATH that has it,
+// and reports that path; a name in none is not found.
+func TestResolveSearchesPathInOrder(t *testing.T) {
+	e := startEnv(t, nil)
+	names := map[string]bool{"no-such-program": true}
+	for p := range e.srv.paths {
+		names[p[strings.LastIndexByte(p, '/')+1:]] = true
+	}
+	if len(names) < 10 {
+		t.Fatalf("only %d program names", len(names))
+	}
+	for name := range names {
+		wantFile := ""
+		for _, dir := range searchPath {
+			if _, ok := e.srv.paths[dir+"/"+name]; ok {
+				wantFile = dir + "/" + name
+				break
+			}
+		}
+		prog, file, ok := e.srv.resolve(name)
+		if ok != (wantFile != "") || file != wantFile || (ok && prog != e.srv.paths[wantFile]) {
+			t.Errorf("resolve(%q) = %q, %q, %v; want the file %q", name, prog, file, ok, wantFile)
+		}
+	}
+}
