@@ -17,6 +17,15 @@ const (
 	colSource
 )
 
+// zfs get's -s and -o names (built once: a map literal in the loop was
+// built again for every name of every zfs get).
+var (
+	getSources = map[string]Source{"local": SourceLocal, "default": SourceDefault, "inherited": SourceInherited,
+		"received": SourceReceived, "temporary": SourceTemporary, "none": SourceNone}
+	getColumnNames = map[string]int{"name": colName, "property": colProperty, "value": colValue,
+		"received": colReceived, "source": colSource, "all": -1}
+)
+
 func (c *cli) zfsGet(args []string) int {
 	opts, ops := getopt(args, ":d:o:s:rt:Hp")
 	columns := []int{colName, colProperty, colValue, colSource}
@@ -41,8 +50,7 @@ func (c *cli) zfsGet(args []string) int {
 		case 's':
 			sources = 0
 			for _, tok := range strings.Split(o.arg, ",") {
-				s, ok := map[string]Source{"local": SourceLocal, "default": SourceDefault, "inherited": SourceInherited,
-					"received": SourceReceived, "temporary": SourceTemporary, "none": SourceNone}[tok]
+				s, ok := getSources[tok]
 				if !ok {
 					c.errorf("invalid source '%s'\n", tok)
 					return c.usage()
@@ -121,8 +129,7 @@ func (c *cli) getColumns(arg string) ([]int, bool, bool) {
 			c.errorf("too many fields given to -o option\n")
 			return nil, false, false
 		}
-		col := map[string]int{"name": colName, "property": colProperty, "value": colValue,
-			"received": colReceived, "source": colSource, "all": -1}[tok]
+		col := getColumnNames[tok]
 		switch col {
 		case 0:
 			c.errorf("invalid column name '%s'\n", tok)
@@ -171,21 +178,25 @@ func (g *getPrinter) widths(cols []*column) {
 	}
 }
 
+// line writes one row into the buffered output, cell by cell: a row
+// assembled first cost a copy and an allocation per row (zfs get answers
+// every create of a driver's). A bufio.Writer's error is sticky: the
+// command's final flush reports it.
 func (g *getPrinter) line(cells []string) {
-	var b strings.Builder
+	out := g.c.out
 	for i, s := range cells {
 		last := i == len(cells)-1
 		switch {
 		case last:
-			b.WriteString(s)
+			_, _ = out.WriteString(s)
 		case g.scripted:
-			b.WriteString(s + "\t")
+			_, _ = out.WriteString(s)
+			_ = out.WriteByte('\t')
 		default:
-			fmt.Fprintf(&b, "%-*s  ", g.w[g.columns[i]], s)
+			fmt.Fprintf(out, "%-*s  ", g.w[g.columns[i]], s)
 		}
 	}
-	b.WriteString("\n")
-	g.c.out.WriteString(b.String())
+	_ = out.WriteByte('\n')
 }
 
 func (g *getPrinter) row(name, prop string, pv PropValue) {

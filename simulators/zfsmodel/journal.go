@@ -39,8 +39,18 @@ import (
 // a crash in between leaves the whole journal to replay, so no state is lost.
 // A failed journal write is sticky: every later command fails with it,
 // since memory is then ahead of the disk.
+//
+// A record removed before any compaction wrote its file has no file to
+// remove: the journal knows which record files exist (listed at Open, then
+// kept by its compactions), so a dataset created and destroyed within one
+// journal costs the record files nothing. A driver's volumes churn like
+// that; the removes of files that never were, and the writes of records
+// that did not outlive the window, were a tenth of the ZFS simulator's CPU
+// (issue 16). The window is journalCompactAt: larger, more short-lived
+// records never reach a file, at the price of a longer replay at Open and
+// the dirty records held in memory (both bounded by it).
 
-const journalCompactAt = 1 << 20
+const journalCompactAt = 4 << 20
 
 type journalEntry struct {
 	rel  string // path under StateDir
@@ -58,6 +68,7 @@ type journal struct {
 	f     *os.File
 	size  int64
 	dirty map[string][]byte // last value per path since the last compaction (nil: removed)
+	files map[string]bool   // the record files that exist (paths under StateDir)
 	err   error             // sticky write failure
 	bad   atomic.Bool       // err != nil, readable without fmu
 	buf   bytes.Buffer
@@ -116,10 +127,15 @@ func (m *Model) flushJournal(seq uint64) error {
 	j.buf.Reset()
 	for _, e := range batch {
 		if e.data == nil {
-			fmt.Fprintf(&j.buf, "D %s\n", e.rel)
+			j.buf.WriteString("D ")
+			j.buf.WriteString(e.rel)
 		} else {
-			fmt.Fprintf(&j.buf, "P %s %s\n", e.rel, e.data)
+			j.buf.WriteString("P ")
+			j.buf.WriteString(e.rel)
+			j.buf.WriteByte(' ')
+			j.buf.Write(e.data)
 		}
+		j.buf.WriteByte('\n')
 		j.dirty[e.rel] = e.data
 	}
 	n, err := j.f.Write(j.buf.Bytes())
@@ -143,8 +159,16 @@ func (m *Model) flushJournal(seq uint64) error {
 func (m *Model) compactLocked() error {
 	j := &m.j
 	for rel, data := range j.dirty {
+		if data == nil && !j.files[rel] {
+			continue // made and removed since the last compaction: no file
+		}
 		if err := applyRecord(m.dir, rel, data); err != nil {
 			return errIO("cannot save '"+rel+"'", err)
+		}
+		if data == nil {
+			delete(j.files, rel)
+		} else {
+			j.files[rel] = true
 		}
 	}
 	if err := j.f.Truncate(0); err != nil {
@@ -177,12 +201,32 @@ func (m *Model) openJournal() error {
 	if err := replayJournal(m.dir, path); err != nil {
 		return fmt.Errorf("zfsmodel: replaying %s: %w", path, err)
 	}
+	files, err := recordFiles(m.dir)
+	if err != nil {
+		return fmt.Errorf("zfsmodel: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("zfsmodel: %w", err)
 	}
-	m.j.f, m.j.dirty = f, map[string][]byte{}
+	m.j.f, m.j.dirty, m.j.files = f, map[string][]byte{}, files
 	return nil
+}
+
+// recordFiles lists the record files under dir, as journal paths: those
+// of every directory a journal entry names (recordRel, writePool).
+func recordFiles(dir string) (map[string]bool, error) {
+	files := map[string]bool{}
+	for _, sub := range []string{"meta", "pools"} {
+		ents, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			files[sub+"/"+e.Name()] = true
+		}
+	}
+	return files, nil
 }
 
 func replayJournal(dir, path string) error {

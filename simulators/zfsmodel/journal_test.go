@@ -3,6 +3,7 @@ package zfsmodel
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -115,4 +116,82 @@ func TestJournalCompactionUnderLoad(t *testing.T) {
 		t.Errorf("%d datasets, want %d", n, 2+8*20)
 	}
 	m.closed = true
+}
+
+// The journal skips removing record files that were never written; a
+// record file that does exist, written by a compaction of this run or
+// found at Open, must still go when its dataset does, or the next Open
+// brings the dataset back.
+func TestRecordFilesFollowCompactions(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{StateDir: dir, Pools: []PoolSpec{{Name: "tank", Size: 1 << 30}}, RescanInterval: -1}
+	open := func() *Model {
+		t.Helper()
+		m, err := Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	compact := func(m *Model) {
+		t.Helper()
+		m.j.fmu.Lock()
+		defer m.j.fmu.Unlock()
+		if err := m.compactLocked(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recordFile := func(m *Model, name string) string {
+		t.Helper()
+		guid, err := strconv.ParseUint(strings.TrimSpace(must(t, m, "zfs get -Hp -o value guid "+name)), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.recordPath(guid)
+	}
+	exists := func(path string) bool {
+		_, err := os.Stat(path)
+		return err == nil
+	}
+
+	m := open()
+	must(t, m, "zfs create tank/a")
+	a := recordFile(m, "tank/a")
+	compact(m)
+	if !exists(a) {
+		t.Fatalf("a compaction did not write %s", a)
+	}
+	must(t, m, "zfs destroy tank/a")
+	compact(m)
+	if exists(a) {
+		t.Errorf("the record of a destroyed dataset, written by this run's compaction, stayed: %s", a)
+	}
+	must(t, m, "zfs create tank/b")
+	b := recordFile(m, "tank/b")
+	must(t, m, "zfs create tank/c")
+	c := recordFile(m, "tank/c")
+	must(t, m, "zfs destroy tank/c") // within one window: never a file
+	if exists(c) {
+		t.Errorf("a record written before any compaction: %s", c)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(b) || exists(c) {
+		t.Fatalf("after Close: %s exists %v (want true), %s exists %v (want false)", b, exists(b), c, exists(c))
+	}
+
+	m = open() // b's file was found at Open, not written by this run
+	must(t, m, "zfs destroy tank/b")
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(b) {
+		t.Errorf("the record of a destroyed dataset, found at Open, stayed: %s", b)
+	}
+	m = open()
+	defer m.Close()
+	if got := must(t, m, "zfs list -H -o name -r tank"); got != "tank\n" {
+		t.Errorf("after the restarts: %q, want only the pool's root", got)
+	}
 }

@@ -57,11 +57,7 @@ func (m *Model) writeRecord(d *dataset) error {
 	if d.origin != nil {
 		r.Origin = d.origin.guid
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return errIO("cannot save '"+d.full+"'", err)
-	}
-	m.enqueue(recordRel(d.guid), b)
+	m.enqueue(recordRel(d.guid), appendRecordJSON(nil, &r))
 	return nil
 }
 

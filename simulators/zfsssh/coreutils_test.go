@@ -39,6 +39,9 @@ func TestCoreutils(t *testing.T) {
 		{"readlink /tmp/f", "", 1},
 		{"pwd", "/root\n", 0},
 		{"printf '%s-%d\\n' x 3", "x-3\n", 0},
+		{"printf 'a\\tb\\\\c\\x\\n'", "a\tb\\c\\x\n", 0},            // the escapes, and an unknown one kept
+		{"printf '%s,' a b c", "a,b,c,", 0},                         // the format reused
+		{`printf '[%s]' a '' "" b\ c x"$#"`, "[a][][][b c][x0]", 0}, // literal words, empty ones, joined parts
 		{"date +%F | wc -c", "11\n", 0},
 	}
 	for _, c := range cases {
@@ -56,6 +59,32 @@ func TestCoreutils(t *testing.T) {
 	for _, p := range []string{"/usr/bin/ls", "/bin/ls", "/usr/bin/wc", "/usr/bin/grep"} {
 		if r := e.run("test -x " + p + " && echo yes"); r.stdout != "yes\n" {
 			t.Errorf("%s is not an executable file: %+v", p, r)
+		}
+	}
+}
+
+// resolve finds a bare name in the first directory of PATH that has it,
+// and reports that path; a name in none is not found.
+func TestResolveSearchesPathInOrder(t *testing.T) {
+	e := startEnv(t, nil)
+	names := map[string]bool{"no-such-program": true}
+	for p := range e.srv.paths {
+		names[p[strings.LastIndexByte(p, '/')+1:]] = true
+	}
+	if len(names) < 10 {
+		t.Fatalf("only %d program names", len(names))
+	}
+	for name := range names {
+		wantFile := ""
+		for _, dir := range searchPath {
+			if _, ok := e.srv.paths[dir+"/"+name]; ok {
+				wantFile = dir + "/" + name
+				break
+			}
+		}
+		prog, file, ok := e.srv.resolve(name)
+		if ok != (wantFile != "") || file != wantFile || (ok && prog != e.srv.paths[wantFile]) {
+			t.Errorf("resolve(%q) = %q, %q, %v; want the file %q", name, prog, file, ok, wantFile)
 		}
 	}
 }

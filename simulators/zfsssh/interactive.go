@@ -118,11 +118,41 @@ func parseScriptQuote(src string) (sc script, more bool, open byte) {
 func stillOpen(open byte, line string) bool {
 	switch open {
 	case '\'':
-		return strings.IndexByte(line, '\'') < 0
+		return stillInSingleQuotes(line)
 	case '"':
 		return !strings.ContainsAny(line, "\"$`\\")
 	}
 	return false
+}
+
+// stillInSingleQuotes is stillOpen inside '...': a line without a ' keeps
+// the string open, and so does one whose every closing ' is followed, in
+// the same word, only by escaped characters (\x) and then a ' that opens
+// the next string, as long as the last one stays open: the lexer reads
+// such a run as one word and stops at the same open quote. That is how a
+// driver quotes a ' inside the single-quoted program it sends (close the
+// string, an escaped quote, open the next one):
+// without this, each line holding one parsed the whole text again.
+func stillInSingleQuotes(line string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(line[i:], '\'')
+		if j < 0 {
+			return true // the string stays open to the end of the line
+		}
+		i += j + 1 // closed: escapes, then a ' to open again
+		for {
+			switch {
+			case i < len(line) && line[i] == '\'':
+				i++
+			case i+1 < len(line) && line[i] == '\\' && line[i+1] != '\n':
+				i += 2
+				continue
+			default:
+				return false // anything else: the full parse decides
+			}
+			break
+		}
+	}
 }
 
 var errInterrupt = errors.New("interrupt")

@@ -181,9 +181,9 @@ func (sh *shell) runPiped(ctx context.Context, cmds []*simpleCmd, std stdio) int
 }
 
 func (sh *shell) runSimple(ctx context.Context, c *simpleCmd, std stdio) int {
-	var argv []string
+	argv := make([]string, 0, len(c.words))
 	for _, w := range c.words {
-		argv = append(argv, sh.expand(w)...)
+		argv = sh.expandInto(argv, w)
 	}
 	cio, closers, err := sh.applyRedirects(c, std)
 	defer func() {
@@ -268,6 +268,20 @@ func (sh *shell) exec(ctx context.Context, argv []string, std stdio, line int) i
 	}
 	p.path = file
 	return sh.env.srv.runProgram(p, prog, argv)
+}
+
+// expandInto appends w's fields to argv. A literal word (one part, no
+// parameter: nearly every word of a driver's program) is its own text,
+// one field unless it is an unquoted empty text, as expand makes it; it
+// skips expand's builder and field list, an allocation and a copy per word.
+func (sh *shell) expandInto(argv []string, w *word) []string {
+	if len(w.parts) == 1 && w.parts[0].param == "" {
+		if p := w.parts[0]; p.quoted || p.text != "" {
+			return append(argv, p.text)
+		}
+		return argv
+	}
+	return append(argv, sh.expand(w)...)
 }
 
 // expand turns a word into fields. Only parameters are expanded; values

@@ -37,6 +37,7 @@ type wordPart struct {
 
 type word struct {
 	parts []wordPart
+	one   [1]wordPart // parts' first element: most words are one part, one allocation
 }
 
 // literal reports the word's text when it is one unquoted literal (used for
@@ -68,16 +69,19 @@ const (
 )
 
 type lexer struct {
-	src  string
-	pos  int
-	line int
-	toks []token
+	src   string
+	pos   int
+	line  int
+	toks  []token
+	words []word // the words are allocated from here, a chunk at a time
 }
 
 // lex tokenizes src. A lexing error ends the token list with a tErr token,
 // so that (like sh) the complete commands before it still run.
 func lex(src string) []token {
-	lx := &lexer{src: src, line: 1}
+	// About a token per blank (at most a chunk's worth: a long quoted
+	// string holds many), so a program's list is allocated once.
+	lx := &lexer{src: src, line: 1, toks: make([]token, 0, min(strings.Count(src, " "), 64)+8)}
 	if err := lx.run(); err != nil {
 		line := lx.line
 		if se := (*syntaxError)(nil); errors.As(err, &se) {
@@ -160,22 +164,13 @@ func (lx *lexer) operator(fd int) error {
 // io number and becomes part of the redirection operator instead.
 func (lx *lexer) word() error {
 	startLine := lx.line
-	w := &word{}
-	var lit strings.Builder
-	litQuoted := false
-	flush := func() {
-		if lit.Len() > 0 {
-			w.parts = append(w.parts, wordPart{text: lit.String(), quoted: litQuoted})
-			lit.Reset()
-		}
+	if len(lx.words) == cap(lx.words) {
+		lx.words = make([]word, 0, 16)
 	}
-	addLit := func(s string, quoted bool) {
-		if lit.Len() > 0 && litQuoted != quoted {
-			flush()
-		}
-		litQuoted = quoted
-		lit.WriteString(s)
-	}
+	lx.words = append(lx.words, word{})
+	w := &lx.words[len(lx.words)-1]
+	w.parts = w.one[:0]
+	lit := litBuf{w: w}
 	start := lx.pos
 	for lx.pos < len(lx.src) {
 		c := lx.src[lx.pos]
@@ -190,40 +185,40 @@ func (lx *lexer) word() error {
 			}
 			s := lx.src[lx.pos+1 : lx.pos+1+end]
 			lx.line += strings.Count(s, "\n")
-			addLit(s, true)
+			lit.add(s, true)
 			// An empty '' still makes a (quoted, empty) word.
 			if s == "" {
-				flush()
+				lit.flush()
 				w.parts = append(w.parts, wordPart{quoted: true})
 			}
 			lx.pos += end + 2
 		case '"':
-			if err := lx.dquote(w, &lit, &litQuoted, flush, startLine); err != nil {
+			if err := lx.dquote(&lit, startLine); err != nil {
 				return err
 			}
 		case '\\':
 			if lx.pos+1 >= len(lx.src) {
-				addLit("\\", false)
+				lit.add("\\", false)
 				lx.pos++
 				continue
 			}
-			n := lx.src[lx.pos+1]
+			n := lx.src[lx.pos+1 : lx.pos+2]
 			lx.pos += 2
-			if n == '\n' {
+			if n == "\n" {
 				lx.line++
 				continue
 			}
-			addLit(string(n), true)
+			lit.add(n, true)
 		case '`':
 			return &syntaxError{line: lx.line, msg: msgBackquote}
 		case '$':
-			flush()
+			lit.flush()
 			part, err := lx.dollar(false)
 			if err != nil {
 				return err
 			}
 			if part.param == "" {
-				addLit(part.text, false)
+				lit.add(part.text, false)
 			} else {
 				w.parts = append(w.parts, part)
 			}
@@ -235,11 +230,11 @@ func (lx *lexer) word() error {
 			for end < len(lx.src) && plainInWord(lx.src[end]) {
 				end++
 			}
-			addLit(lx.src[lx.pos:end], false)
+			lit.add(lx.src[lx.pos:end], false)
 			lx.pos = end
 		}
 	}
-	flush()
+	lit.flush()
 	raw := lx.src[start:lx.pos]
 	if lx.pos < len(lx.src) && (lx.src[lx.pos] == '<' || lx.src[lx.pos] == '>') && isDigits(raw) {
 		n := 0
@@ -253,6 +248,60 @@ func (lx *lexer) word() error {
 	}
 	lx.toks = append(lx.toks, token{kind: tWord, word: w, line: startLine, fd: -1})
 	return nil
+}
+
+// litBuf collects the literal text of the word part being read, and its
+// quotedness; a change of quotedness ends the part. Most parts are one run
+// of the source (a plain word, one '...' string): such a part's text is a
+// slice of the source, not a copy. Only a part joined from several runs
+// (a"b"c, an escape inside a word) is built, in a buffer reused for every
+// part of the word. The lexer's allocations were most of its cost, and it
+// lexes every program twice, as sh does (issue 16).
+type litBuf struct {
+	w      *word
+	s      string // the text, while it is one run (joined false)
+	b      []byte // the text, once a second non-empty run joined it
+	joined bool
+	quoted bool
+}
+
+func (l *litBuf) len() int {
+	if l.joined {
+		return len(l.b)
+	}
+	return len(l.s)
+}
+
+// add appends s to the part, after ending the part so far if its
+// quotedness differs.
+func (l *litBuf) add(s string, quoted bool) {
+	if l.len() > 0 && l.quoted != quoted {
+		l.flush()
+	}
+	l.quoted = quoted
+	switch {
+	case s == "":
+	case l.joined:
+		l.b = append(l.b, s...)
+	case l.s == "":
+		l.s = s
+	default:
+		l.b = append(append(l.b[:0], l.s...), s...)
+		l.joined, l.s = true, ""
+	}
+}
+
+// flush ends the part: a non-empty text becomes a word part.
+func (l *litBuf) flush() {
+	if l.len() == 0 {
+		return
+	}
+	text := l.s
+	if l.joined {
+		text = string(l.b)
+	}
+	l.w.parts = append(l.w.parts, wordPart{text: text, quoted: l.quoted})
+	l.s, l.joined = "", false
 }
 
 // plainInWord: a character an unquoted word takes literally.
@@ -286,14 +335,8 @@ func isDigits(s string) bool {
 }
 
 // dquote reads a double-quoted string starting at the opening quote.
-func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush func(), startLine int) error {
-	add := func(s string) {
-		if lit.Len() > 0 && !*litQuoted {
-			flush()
-		}
-		*litQuoted = true
-		lit.WriteString(s)
-	}
+func (lx *lexer) dquote(lit *litBuf, startLine int) error {
+	w := lit.w
 	lx.pos++ // opening quote
 	empty := true
 	for {
@@ -305,7 +348,7 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 		case '"':
 			lx.pos++
 			if empty {
-				flush()
+				lit.flush()
 				w.parts = append(w.parts, wordPart{quoted: true})
 			}
 			return nil
@@ -314,7 +357,7 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 				n := lx.src[lx.pos+1]
 				switch n {
 				case '$', '`', '"', '\\':
-					add(string(n))
+					lit.add(lx.src[lx.pos+1:lx.pos+2], true)
 					lx.pos += 2
 					empty = false
 					continue
@@ -324,7 +367,7 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 					continue
 				}
 			}
-			add("\\")
+			lit.add("\\", true)
 			lx.pos++
 		case '`':
 			return &syntaxError{line: lx.line, msg: msgBackquote}
@@ -334,9 +377,9 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 				return err
 			}
 			if part.param == "" {
-				add(part.text)
+				lit.add(part.text, true)
 			} else {
-				flush()
+				lit.flush()
 				w.parts = append(w.parts, part)
 			}
 		default:
@@ -346,7 +389,7 @@ func (lx *lexer) dquote(w *word, lit *strings.Builder, litQuoted *bool, flush fu
 			}
 			run := lx.src[lx.pos:end]
 			lx.line += strings.Count(run, "\n")
-			add(run)
+			lit.add(run, true)
 			lx.pos = end
 		}
 		empty = false

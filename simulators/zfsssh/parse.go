@@ -163,7 +163,13 @@ func isRedirOp(op string) bool {
 
 func (p *parser) command() (*simpleCmd, error) {
 	t := p.peek()
-	c := &simpleCmd{line: t.line}
+	// The command's words, sized once: a driver's zfs create has dozens,
+	// which grew the list seven times over.
+	n := 0
+	for n < len(p.toks)-p.pos && p.toks[p.pos+n].kind == tWord {
+		n++
+	}
+	c := &simpleCmd{line: t.line, words: make([]*word, 0, n)}
 	if t.kind == tOp && t.op == "(" {
 		return nil, &syntaxError{line: t.line, msg: "subshells ( ... ) are not supported by the simulator"}
 	}

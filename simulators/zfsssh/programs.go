@@ -139,10 +139,14 @@ func (s *Server) resolve(name string) (prog, file string, ok bool) {
 		prog, ok = s.paths[p]
 		return prog, p, ok
 	}
+	// Each candidate is built in one buffer, and the map lookup of
+	// string(buf) copies nothing: only the path found becomes a string
+	// (the framing's printfs and sh are found in the fourth directory).
+	var buf [128]byte
 	for _, dir := range searchPath {
-		p := dir + "/" + name
-		if prog, ok := s.paths[p]; ok {
-			return prog, p, true
+		k := append(append(append(buf[:0], dir...), '/'), name...)
+		if prog, ok := s.paths[string(k)]; ok {
+			return prog, string(k), true
 		}
 	}
 	return "", "", false

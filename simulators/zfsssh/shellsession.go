@@ -43,10 +43,16 @@ func readScript(p *proc, sh *shell, session bool) int {
 			p.env.wait()
 		}
 		line, err := in.ReadString('\n')
-		pending.WriteString(line)
+		// A command of one line (the session's framing line) is the line
+		// itself: pending only collects a command of several lines.
+		text := line
+		if pending.Len() > 0 {
+			pending.WriteString(line)
+			text = pending.String()
+		}
 		if err != nil {
-			if pending.Len() > 0 {
-				sh.run(p.ctx, pending.String(), std)
+			if text != "" {
+				sh.run(p.ctx, text, std)
 			}
 			if err != io.EOF {
 				return 1
@@ -56,13 +62,16 @@ func readScript(p *proc, sh *shell, session bool) int {
 		if open != 0 && stillOpen(open, line) {
 			continue
 		}
-		sc, more, q := parseScriptQuote(pending.String())
+		sc, more, q := parseScriptQuote(text)
 		if more {
 			open = q
+			if pending.Len() == 0 {
+				pending.WriteString(line)
+			}
 			continue
 		}
 		open = 0
-		src := pending.String()
+		src := text
 		pending.Reset()
 		if session {
 			if d := p.env.srv.faults.RoundTripDelay(); d > 0 {

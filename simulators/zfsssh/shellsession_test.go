@@ -46,6 +46,29 @@ func TestShellSessionPrograms(t *testing.T) {
 	}
 }
 
+// Commands of several lines (a program's newlines inside the framing's
+// quotes; a line ending in &&) run whole, each one program, between
+// commands of one line.
+func TestShellSessionMultiLinePrograms(t *testing.T) {
+	e := startEnv(t, nil)
+	stdin := frameFor("echo a\necho b", "M1") + "echo c &&\necho d\n" + frameFor("echo e", "M2")
+	r := runOn(t, e.client("root"), `sh -s "$0"`, stdin, false)
+	if want := "M1\na\nb\n\nM1 0\nc\nd\nM2\ne\n\nM2 0\n"; r.stdout != want || r.code != 0 {
+		t.Fatalf("session = %+v; want stdout %q", r, want)
+	}
+	var got []string
+	for _, rec := range e.srv.Commands() {
+		if rec.Program > 0 { // not the exec that started the session
+			got = append(got, fmt.Sprintf("%d:%s", rec.Program, rec.Argv[1]))
+		}
+	}
+	// the unframed command is the session shell's own (not recorded),
+	// but one program: the next is the third
+	if want := "[1:a 1:b 3:e]"; fmt.Sprint(got) != want {
+		t.Errorf("records (program:argument) = %v; want %v", got, want)
+	}
+}
+
 // A program cut short inside its quotes (the channel closed mid-write)
 // runs nothing: sh at EOF reports the open quote.
 func TestShellSessionTruncatedProgram(t *testing.T) {

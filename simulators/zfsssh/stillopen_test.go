@@ -12,7 +12,7 @@ import (
 // over many lines).
 func TestStillOpenMatchesFullParse(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
-	alpha := []string{"a", " ", "\n", "\n", "'", "'", "\"", "\\", "$", "$x", "${", "`", "&&", "|", ";", ")", "(", "#", "zfs get", "\\\n"}
+	alpha := []string{"a", " ", "\n", "\n", "'", "'", "\"", "\\", "$", "$x", "${", "`", "&&", "|", ";", ")", "(", "#", "zfs get", "\\\n", `'\''`, `'\'\x'`, `\'`}
 	ends := func(lines []string, skip bool) []int {
 		var out []int
 		var pending strings.Builder
@@ -20,6 +20,10 @@ func TestStillOpenMatchesFullParse(t *testing.T) {
 		for i, line := range lines {
 			pending.WriteString(line)
 			if skip && open != 0 && stillOpen(open, line) {
+				// what the skipped parse would have said
+				if _, more, q := parseScriptQuote(pending.String()); !more || q != open {
+					t.Fatalf("%q: still open at %q by stillOpen, but the parse says more %v, open %q", pending.String(), line, more, q)
+				}
 				continue
 			}
 			_, more, q := parseScriptQuote(pending.String())
