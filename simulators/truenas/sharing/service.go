@@ -98,7 +98,7 @@ func Register(r *middleware.Registry, m *zfsmodel.Model, v middleware.Version, o
 	}
 	s.order = names
 	for _, ns := range names {
-		t := &table{file: ns + ".json"}
+		t := &table{file: ns + ".json", pathKey: pathKeys[ns]}
 		_, statErr := os.Stat(filepath.Join(o.StateDir, t.file))
 		if err := t.load(o.StateDir); err != nil {
 			return nil, fmt.Errorf("sharing: %w", err)
