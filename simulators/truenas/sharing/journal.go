@@ -118,7 +118,7 @@ func (t *table) closeJournal() error {
 // unchanged, since stored rows are never changed in place.
 func journalDiff(buf *bytes.Buffer, old []middleware.Row, oldIDs []int, rows []middleware.Row, ids []int) error {
 	put := func(r middleware.Row) error {
-		b, err := json.Marshal(r)
+		b, err := middleware.Encode(r) // json.Marshal's bytes
 		if err != nil {
 			return err
 		}

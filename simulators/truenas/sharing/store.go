@@ -197,7 +197,7 @@ func writeTable(dir, file string, b []byte) error {
 // float64, lists as []any), so that fresh and reloaded rows compare and
 // filter alike.
 func normalize(r middleware.Row) middleware.Row {
-	b, err := json.Marshal(r)
+	b, err := middleware.Encode(r) // json.Marshal's bytes
 	if err != nil {
 		panic(fmt.Sprintf("sharing: row does not marshal: %v", err)) // rows are built from JSON values only
 	}
