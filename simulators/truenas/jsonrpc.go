@@ -111,7 +111,7 @@ func (c *rpcConn) handle(data []byte) {
 		c.inflight.Add(-1)
 		return
 	}
-	go func() {
+	c.srv.workers.run(func() {
 		defer c.srv.end()
 		out, ok := c.run(req)
 		if !ok {
@@ -136,7 +136,7 @@ func (c *rpcConn) handle(data []byte) {
 			return
 		}
 		c.sendResult(req.id, result)
-	}()
+	})
 }
 
 // run makes the call within the connection's limits. The call leaves the
