@@ -18,8 +18,8 @@ type callWorkers struct {
 	max   int32
 }
 
-func newCallWorkers(max int) *callWorkers {
-	return &callWorkers{tasks: make(chan func()), stop: make(chan struct{}), max: int32(max)}
+func newCallWorkers(limit int) *callWorkers {
+	return &callWorkers{tasks: make(chan func()), stop: make(chan struct{}), max: int32(limit)}
 }
 
 // run starts f on an idle worker, a new worker or a goroutine.

@@ -90,7 +90,7 @@ func (t *table) set(i int, r middleware.Row) {
 	}
 }
 
-func (t *table) remove(id int) bool { //nolint:unparam // reports whether id was there; today's callers do not ask
+func (t *table) remove(id int) bool { // reports whether id was there
 	i, ok := t.index(id)
 	if !ok {
 		return false
