@@ -49,53 +49,35 @@ func AppendEncoded(dst []byte, v any) ([]byte, error) {
 	case map[string]any:
 		return appendMap(dst, x)
 	case []any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = AppendEncoded(dst, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, AppendEncoded)
 	case []map[string]any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = appendMap(dst, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, appendMap)
 	case []string:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, e)
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, func(dst []byte, s string) ([]byte, error) { return appendString(dst, s), nil })
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return append(dst, b...), nil
+}
+
+// appendList writes a list, each element by elem; a nil list is null.
+func appendList[T any](dst []byte, l []T, elem func([]byte, T) ([]byte, error)) ([]byte, error) {
+	if l == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i, e := range l {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = elem(dst, e); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 // appendMap writes an object with its keys in byte order, as json.Marshal
