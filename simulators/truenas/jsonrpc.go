@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // JSON-RPC error codes (JSON-RPC 2.0 and middlewared's own).
@@ -109,7 +111,7 @@ func (c *rpcConn) handle(data []byte) {
 		c.inflight.Add(-1)
 		return
 	}
-	go func() {
+	c.srv.workers.run(func() {
 		defer c.srv.end()
 		out, ok := c.run(req)
 		if !ok {
@@ -127,14 +129,14 @@ func (c *rpcConn) handle(data []byte) {
 			c.sendError(req.id, code, msg, data)
 			return
 		}
-		result, err := json.Marshal(out.result)
+		result, err := middleware.Encode(out.result)
 		if err != nil {
 			c.sendError(req.id, rpcInternalError, "Internal error", map[string]any{"error": 22, "errname": "EINVAL",
 				"reason": "the result cannot be encoded: " + err.Error(), "trace": nil, "extra": nil})
 			return
 		}
 		c.sendResult(req.id, result)
-	}()
+	})
 }
 
 // run makes the call within the connection's limits. The call leaves the
@@ -152,7 +154,7 @@ func (c *rpcConn) run(req rpcRequest) (outcome, bool) {
 }
 
 func (c *rpcConn) send(v any) {
-	data, err := json.Marshal(v)
+	data, err := middleware.Encode(v)
 	if err != nil {
 		return
 	}
@@ -177,7 +179,8 @@ func (c *rpcConn) sendResult(id json.RawMessage, result []byte) {
 // "id": id, "result": result} (keys sorted, the id compacted and
 // HTML-escaped as Marshal does), without Marshal scanning and copying the
 // encoded result again: a few percent of the simulator's CPU per call
-// (issue 16). result is json.Marshal's output, compact and escaped.
+// (issue 16). result is json.Marshal's output (or middleware.Encode's,
+// the same bytes), compact and escaped.
 func resultMessage(id json.RawMessage, result []byte) ([]byte, error) {
 	idb, err := json.Marshal(id)
 	if err != nil {

@@ -12,11 +12,20 @@ import (
 // array "params", an optional null/number/string "id" and nothing else.
 // Batches (arrays) are invalid requests.
 func parseRPCRequest(data []byte) (rpcRequest, int, string) {
-	if !surelyOneObject(data) {
-		if code, msg := notOneObject(data); code != 0 {
-			return rpcRequest{}, code, msg
+	if surelyOneObject(data) {
+		if req, ok := scanRPCRequest(data); ok {
+			return req, 0, ""
 		}
+	} else if code, msg := notOneObject(data); code != 0 {
+		return rpcRequest{}, code, msg
 	}
+	return decodeRPCRequest(data)
+}
+
+// decodeRPCRequest is parseRPCRequest for a message that is one object,
+// by decoding it: every message scanRPCRequest leaves, and the words of
+// every error.
+func decodeRPCRequest(data []byte) (rpcRequest, int, string) {
 	var fields map[string]json.RawMessage
 	_ = json.Unmarshal(data, &fields)
 	var extra []string

@@ -123,7 +123,7 @@ func (c *legacyConn) method(m legacyMessage) {
 			c.sendCallError(m.ID, out.err)
 			return
 		}
-		result, err := json.Marshal(out.result)
+		result, err := middleware.Encode(out.result)
 		if err != nil {
 			c.sendError(m.ID, middleware.EINVAL, "the result cannot be encoded: "+err.Error(), "", nil, nil)
 			return
@@ -168,7 +168,7 @@ func (c *legacyConn) sendEvent(msg, collection string, id int, fields map[string
 }
 
 func (c *legacyConn) send(v any) {
-	data, err := json.Marshal(v)
+	data, err := middleware.Encode(v)
 	if err != nil {
 		return
 	}

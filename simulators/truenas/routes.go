@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 )
 
 // ServeHTTP routes a request to its transport by path, as the release
@@ -55,7 +57,7 @@ func versionString(year, month, patch int) string {
 
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
+	data, err := middleware.Encode(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		data, _ = json.Marshal(map[string]any{"message": "encoding the result: " + err.Error()})

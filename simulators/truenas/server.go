@@ -56,6 +56,8 @@ type Server struct {
 	// busy counts running calls, jobs and WebSocket connection handlers;
 	// Close waits for it.
 	busy sync.WaitGroup
+	// workers run the WebSocket calls (workers.go).
+	workers *callWorkers
 }
 
 // New builds a server on the model in o.StateDir (or o.Model) with the
@@ -71,6 +73,7 @@ func New(o Options) (*Server, error) {
 		opts: o, version: o.Version, log: o.Logger, reg: middleware.NewRegistry(),
 		faults: newFaults(o.FaultSeed), gen: newGeneration(),
 		conns: map[*trackedConn]struct{}{}, sessions: map[*session]struct{}{},
+		workers: newCallWorkers(max(1, o.MaxConcurrentCalls)),
 	}
 	s.rec.max = o.MaxRecords
 	s.certs.Dir, s.certs.Name = filepath.Join(o.StateDir, "tls"), "truenas"
@@ -217,6 +220,7 @@ func (s *Server) Close() error {
 	}
 	s.jobs.reset()
 	s.busy.Wait()
+	s.workers.close()
 	for _, ss := range sshs {
 		errs = append(errs, ss.Close())
 	}

@@ -1,7 +1,6 @@
 package sharing
 
 import (
-	"path"
 	"strings"
 
 	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
@@ -17,13 +16,11 @@ func (s *Service) datasetDeleted(c *middleware.Call, ds string) error {
 		mountpoint = info.Mountpoint
 	}
 	zvol := "zvol/" + ds
-	under := func(p, root string) bool {
-		p = path.Clean(p)
-		return p == root || strings.HasPrefix(p, root+"/")
-	}
-	onDataset := func(p string) bool { return p != "" && (under(p, mountpoint) || under(p, zvol)) }
+	// The tables keep their paths cleaned (store.go): clean is
+	// path.Clean of the row's path, "." for an absent or empty one.
+	onDataset := func(clean string) bool { return clean != "." && (under(clean, mountpoint) || under(clean, zvol)) }
 
-	err := s.dropAttachments(ds, onDataset, under)
+	err := s.dropAttachments(ds, onDataset)
 	// the changes are in their files before the dataset delete answers
 	if perr := s.persist(); err == nil {
 		err = perr
@@ -31,13 +28,17 @@ func (s *Service) datasetDeleted(c *middleware.Call, ds string) error {
 	return err
 }
 
+// under reports whether the cleaned path clean is root or below it.
+func under(clean, root string) bool {
+	return clean == root || len(clean) > len(root) && clean[len(root)] == '/' && strings.HasPrefix(clean, root)
+}
+
 // dropAttachments removes what datasetDeleted names from the tables.
-func (s *Service) dropAttachments(ds string, onDataset func(string) bool, under func(p, root string) bool) error {
+func (s *Service) dropAttachments(ds string, onDataset func(clean string) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := map[string]bool{}
-	drop := func(ns string, match func(middleware.Row) bool) []middleware.Row {
-		gone := s.t[ns].find(match)
+	dropRows := func(ns string, gone []middleware.Row) []middleware.Row {
 		for _, r := range gone {
 			s.t[ns].remove(intOf(r["id"]))
 			changed[ns] = true
@@ -45,11 +46,18 @@ func (s *Service) dropAttachments(ds string, onDataset func(string) bool, under 
 		}
 		return gone
 	}
-	drop(nsNFS, func(r middleware.Row) bool { return onDataset(strOf(r["path"])) })
-	drop(nsSMB, func(r middleware.Row) bool { return onDataset(strOf(r["path"])) })
+	drop := func(ns string, match func(middleware.Row) bool) []middleware.Row {
+		return dropRows(ns, s.t[ns].find(match))
+	}
+	dropPath := func(ns string, match func(clean string, r middleware.Row) bool) []middleware.Row {
+		return dropRows(ns, s.t[ns].findPath(match))
+	}
+	onlyPath := func(clean string, _ middleware.Row) bool { return onDataset(clean) }
+	dropPath(nsNFS, onlyPath)
+	dropPath(nsSMB, onlyPath)
 
 	orphans := map[int]bool{} // targets that lost a LUN
-	for _, e := range drop(nsExtent, func(r middleware.Row) bool { return strOf(r["type"]) == "DISK" && onDataset(strOf(r["path"])) }) {
+	for _, e := range dropPath(nsExtent, func(clean string, r middleware.Row) bool { return onDataset(clean) && strOf(r["type"]) == "DISK" }) {
 		for _, te := range drop(nsTargetExt, func(r middleware.Row) bool { return intOf(r["extent"]) == intOf(e["id"]) }) {
 			orphans[intOf(te["target"])] = true
 		}
@@ -62,9 +70,9 @@ func (s *Service) dropAttachments(ds string, onDataset func(string) bool, under 
 	}
 
 	// the snapshot tasks' attachment delegate: tasks on the dataset or below
-	drop(nsSnapTask, func(r middleware.Row) bool { return under(strOf(r["dataset"]), ds) })
+	dropPath(nsSnapTask, func(clean string, _ middleware.Row) bool { return under(clean, ds) })
 	if s.nvmet() {
-		drop(nsNamespace, func(r middleware.Row) bool { return onDataset(strOf(r["device_path"])) })
+		dropPath(nsNamespace, onlyPath)
 	}
 	for ns := range changed {
 		if err := s.commit(ns); err != nil {

@@ -197,8 +197,8 @@ func (s *Service) portalValidate(d dialect, data middleware.Row, schema string, 
 // rewriteGroups applies f to every group of every target; f returns the
 // new group or nil to drop it. Callers hold s.mu.
 func (s *Service) rewriteGroups(f func(map[string]any) map[string]any) {
-	rows := s.t[nsTarget].rows
-	for i, t := range rows {
+	tb := s.t[nsTarget]
+	for i, t := range tb.rows {
 		t = clone(t) // stored rows are not changed in place (persist.go): f may change the groups
 		out := []any{}
 		for _, g := range objs(t["groups"]) {
@@ -207,6 +207,6 @@ func (s *Service) rewriteGroups(f func(map[string]any) map[string]any) {
 			}
 		}
 		t["groups"] = out
-		rows[i] = t
+		tb.set(i, t)
 	}
 }

@@ -46,17 +46,17 @@ func (t *table) journalFile() string { return strings.TrimSuffix(t.file, ".json"
 
 // write brings the table's files from the rows last written to rows:
 // appended journal lines, or a compaction. Callers hold t.p.saveMu.
-func (t *table) write(dir string, rows []middleware.Row) error {
+func (t *table) write(dir string, rows []middleware.Row, ids []int) error {
 	p := &t.p
 	if !p.primed || p.jsize >= journalCompactAt {
-		return t.compact(dir, rows)
+		return t.compact(dir, rows, ids)
 	}
 	var buf bytes.Buffer
-	if err := journalDiff(&buf, p.written, rows); err != nil {
+	if err := journalDiff(&buf, p.written, p.writtenIDs, rows, ids); err != nil {
 		return err
 	}
 	if buf.Len() == 0 {
-		p.written = rows
+		p.written, p.writtenIDs = rows, ids
 		return nil
 	}
 	if p.jf == nil {
@@ -72,12 +72,12 @@ func (t *table) write(dir string, rows []middleware.Row) error {
 		p.primed = false // the next write compacts over the partial line
 		return err
 	}
-	p.written = rows
+	p.written, p.writtenIDs = rows, ids
 	return nil
 }
 
 // compact rewrites the table's file with rows, then empties the journal.
-func (t *table) compact(dir string, rows []middleware.Row) error {
+func (t *table) compact(dir string, rows []middleware.Row, ids []int) error {
 	p := &t.p
 	b, err := p.enc.encode(rows)
 	if err == nil {
@@ -95,7 +95,7 @@ func (t *table) compact(dir string, rows []middleware.Row) error {
 		p.primed = false
 		return err
 	}
-	p.jsize, p.primed, p.written = 0, true, rows
+	p.jsize, p.primed, p.written, p.writtenIDs = 0, true, rows, ids
 	return nil
 }
 
@@ -113,11 +113,12 @@ func (t *table) closeJournal() error {
 }
 
 // journalDiff writes the lines that turn old into rows. Both are sorted
-// by id (store.go); a row whose map is the same as before is unchanged,
-// since stored rows are never changed in place.
-func journalDiff(buf *bytes.Buffer, old, rows []middleware.Row) error {
+// by id (store.go), and oldIDs and ids are their ids (table.ids), so the
+// walk reads no row's map; a row whose map is the same as before is
+// unchanged, since stored rows are never changed in place.
+func journalDiff(buf *bytes.Buffer, old []middleware.Row, oldIDs []int, rows []middleware.Row, ids []int) error {
 	put := func(r middleware.Row) error {
-		b, err := json.Marshal(r)
+		b, err := middleware.Encode(r) // json.Marshal's bytes
 		if err != nil {
 			return err
 		}
@@ -126,16 +127,16 @@ func journalDiff(buf *bytes.Buffer, old, rows []middleware.Row) error {
 		buf.WriteByte('\n')
 		return nil
 	}
-	del := func(r middleware.Row) {
+	del := func(id int) {
 		buf.WriteString("D ")
-		buf.WriteString(strconv.Itoa(intOf(r["id"])))
+		buf.WriteString(strconv.Itoa(id))
 		buf.WriteByte('\n')
 	}
 	i, j := 0, 0
 	for i < len(old) || j < len(rows) {
 		switch {
 		case j == len(rows):
-			del(old[i])
+			del(oldIDs[i])
 			i++
 		case i == len(old):
 			if err := put(rows[j]); err != nil {
@@ -143,10 +144,10 @@ func journalDiff(buf *bytes.Buffer, old, rows []middleware.Row) error {
 			}
 			j++
 		default:
-			a, b := intOf(old[i]["id"]), intOf(rows[j]["id"])
+			a, b := oldIDs[i], ids[j]
 			switch {
 			case a < b:
-				del(old[i])
+				del(a)
 				i++
 			case a > b:
 				if err := put(rows[j]); err != nil {

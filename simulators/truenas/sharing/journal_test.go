@@ -42,7 +42,7 @@ func TestJournalReplaysToTheRowsWritten(t *testing.T) {
 	defer func(n int64) { journalCompactAt = n }(journalCompactAt)
 	journalCompactAt = 4 << 10
 	dir := t.TempDir()
-	tb := &table{file: "sharing.nfs.json"}
+	tb := &table{file: "sharing.nfs.json", pathKey: "path"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	journal := filepath.Join(dir, tb.journalFile())
 	appended, compacted := 0, 0
@@ -56,10 +56,11 @@ func TestJournalReplaysToTheRowsWritten(t *testing.T) {
 		default:
 			tb.remove(intOf(tb.rows[rng.IntN(len(tb.rows))]["id"]))
 		}
+		checkIndex(t, tb)
 		rows := slices.Clone(tb.rows)
 		before, jbefore := fileSize(t, filepath.Join(dir, tb.file)), fileSize(t, journal)
 		tb.p.saveMu.Lock()
-		err := tb.write(dir, rows)
+		err := tb.write(dir, rows, slices.Clone(tb.ids))
 		tb.p.saveMu.Unlock()
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
@@ -98,7 +99,7 @@ func TestJournalReplay(t *testing.T) {
 	write := func(rows []middleware.Row) {
 		tb.p.saveMu.Lock()
 		defer tb.p.saveMu.Unlock()
-		if err := tb.write(dir, rows); err != nil {
+		if err := tb.write(dir, rows, idsOf(rows)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,4 +167,13 @@ func TestRestartReadsTheJournal(t *testing.T) {
 		t.Fatalf("the journal has %d bytes after the restart's first write; want it folded into the file", n)
 	}
 	e.s.Close()
+}
+
+// idsOf is the rows' ids, as table.ids keeps them.
+func idsOf(rows []middleware.Row) []int {
+	ids := make([]int, len(rows))
+	for i, r := range rows {
+		ids[i] = intOf(r["id"])
+	}
+	return ids
 }

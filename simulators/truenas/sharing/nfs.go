@@ -178,12 +178,11 @@ func (s *Service) nfsValidate(data middleware.Row, schema string, self int) erro
 		return errs
 	}
 
-	var same []middleware.Row // other shares of the same path
-	for _, other := range s.t[nsNFS].rows {
-		if intOf(other["id"]) != self && path.Clean(strOf(other["path"])) == path.Clean(p) {
-			same = append(same, other)
-		}
-	}
+	// other shares of the same path (the table keeps its paths cleaned)
+	cp := path.Clean(p)
+	same := s.t[nsNFS].findPath(func(clean string, other middleware.Row) bool {
+		return clean == cp && intOf(other["id"]) != self
+	})
 	errs = nfsHostsAndNetworks(schema, p, networks, hosts, same)
 	if len(errs) > 0 {
 		return errs

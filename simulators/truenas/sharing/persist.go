@@ -38,6 +38,7 @@ import (
 type snapshot struct {
 	ver  uint64
 	rows []middleware.Row
+	ids  []int // the rows' ids (table.ids)
 }
 
 // persistence is the per-table state of the writes after the lock.
@@ -51,17 +52,18 @@ type persistence struct {
 	// The journal (journal.go), under saveMu: its open file and size,
 	// whether the table's file and journal are known to hold written
 	// (false: the next write compacts), and the rows of version saved.
-	jf      *os.File
-	jsize   int64
-	primed  bool
-	written []middleware.Row
+	jf         *os.File
+	jsize      int64
+	primed     bool
+	written    []middleware.Row
+	writtenIDs []int
 }
 
 // snap records the table's current rows as its next version. Callers
 // hold s.mu.
 func (t *table) snap() {
 	t.p.ver++
-	t.p.latest.Store(&snapshot{ver: t.p.ver, rows: slices.Clone(t.rows)})
+	t.p.latest.Store(&snapshot{ver: t.p.ver, rows: slices.Clone(t.rows), ids: slices.Clone(t.ids)})
 }
 
 // persist writes every table whose newest snapshot is not yet in its
@@ -86,7 +88,7 @@ func (s *Service) persistTable(ns string, t *table) error {
 	if sn.ver <= t.p.saved.Load() {
 		return nil // a writer that came first wrote it
 	}
-	if err := t.write(s.dir, sn.rows); err != nil {
+	if err := t.write(s.dir, sn.rows, sn.ids); err != nil {
 		s.log.Error("state not saved", "namespace", ns, "err", err)
 		return middleware.Errorf(middleware.EFAULT, "failed to save %s state: %v", ns, err)
 	}

@@ -245,8 +245,22 @@ func (s *service) datasetGetInstance(_ *middleware.Call, params []json.RawMessag
 	return getInstance(params, "PoolDataset", s.datasetQuery)
 }
 
-// datasetEntry is get_instance for the handlers' results.
+// datasetEntry is get_instance of name for the handlers' results
+// (create and update answer with the dataset's entry), without encoding
+// the id and filters to JSON for the query to decode them again.
+// TestDatasetEntryIsGetInstance compares it with the method.
 func (s *service) datasetEntry(name string) (any, error) {
-	id, _ := json.Marshal(name)
-	return s.datasetGetInstance(nil, []json.RawMessage{id})
+	filters := []any{[]any{"id", "=", name}}
+	rows, err := s.datasetRows(filters, parseDatasetExtra(nil))
+	if err != nil {
+		return nil, err
+	}
+	res, err := middleware.Query(rows, filters, middleware.QueryOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if l, _ := res.([]middleware.Row); len(l) > 0 {
+		return l[0], nil
+	}
+	return nil, middleware.NotFound("PoolDataset", name)
 }

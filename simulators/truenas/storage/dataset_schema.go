@@ -37,6 +37,15 @@ var (
 // datasetSchema is pool_dataset_create (update=false) or
 // pool_dataset_update for this version.
 func (s *service) datasetSchema(update bool) schema {
+	i := 0
+	if update {
+		i = 1
+	}
+	s.dsSchemaOnce[i].Do(func() { s.dsSchema[i] = s.buildDatasetSchema(update) })
+	return s.dsSchema[i]
+}
+
+func (s *service) buildDatasetSchema(update bool) schema {
 	pyd := s.pydantic()
 	snapdir := []string{"VISIBLE", "HIDDEN"}
 	if pyd {

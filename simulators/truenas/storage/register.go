@@ -29,6 +29,11 @@ type service struct {
 	// xattrs (see filesystem_acl.go); the only state of the service.
 	acls *sync.Map
 	keys *keychain // keychaincredential.* (keychain.go), for replication over SSH
+
+	// The dataset create and update schemas, built once (they depend on
+	// the version only) rather than per call.
+	dsSchemaOnce [2]sync.Once
+	dsSchema     [2]schema
 }
 
 // Register adds the storage methods of TrueNAS version v to r, served
