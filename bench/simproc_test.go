@@ -69,6 +69,9 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv(simChildEnv); v != "" {
 		os.Exit(simChild(v))
 	}
+	if v := os.Getenv(floorChildEnv); v != "" {
+		os.Exit(floorChild(v))
+	}
 	os.Exit(m.Run())
 }
 

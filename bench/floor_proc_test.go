@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/switchyard-csi/switchyard/lab/csiclient"
+)
+
+// floorChildEnv makes this test binary an empty CSI controller serving on
+// the unix socket it names (TestMain): gRPC-Go's default server, no
+// interceptors, a ValidateVolumeCapabilities that answers at once.
+const floorChildEnv = "SWITCHYARD_BENCH_FLOOR_SOCKET"
+
+// floorController answers ValidateVolumeCapabilities without looking at
+// anything; every other method is unimplemented.
+type floorController struct {
+	csipb.UnimplementedControllerServer
+}
+
+func (floorController) ValidateVolumeCapabilities(_ context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
+	return &csipb.ValidateVolumeCapabilitiesResponse{Confirmed: &csipb.ValidateVolumeCapabilitiesResponse_Confirmed{VolumeCapabilities: req.VolumeCapabilities}}, nil
+}
+
+// floorIdentity answers Probe (the client's WaitReady) as ready.
+type floorIdentity struct {
+	csipb.UnimplementedIdentityServer
+}
+
+func (floorIdentity) Probe(context.Context, *csipb.ProbeRequest) (*csipb.ProbeResponse, error) {
+	return &csipb.ProbeResponse{Ready: wrapperspb.Bool(true)}, nil
+}
+
+func floorChild(sock string) int {
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return 1
+	}
+	s := grpc.NewServer()
+	csipb.RegisterControllerServer(s, floorController{})
+	csipb.RegisterIdentityServer(s, floorIdentity{})
+	if err := s.Serve(l); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkValidateFloorProcess is the floor beside BenchmarkValidateProcess:
+// the same calls, callers and socket type against a process that is nothing
+// but gRPC-Go's server and an empty handler. Its server-cpu-us/call is what
+// a unary call costs in gRPC-Go, HTTP/2 and the kernel on this machine, the
+// part no change to switchyard's own code can remove.
+func BenchmarkValidateFloorProcess(b *testing.B) {
+	skipUnlessLinux(b)
+	const n, callers = 20000, 16
+	for range b.N {
+		sock := filepath.Join(b.TempDir(), "floor.sock")
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), floorChildEnv+"="+sock)
+		if v := os.Getenv("SWITCHYARD_GOMAXPROCS"); v != "" {
+			cmd.Env = append(cmd.Env, "GOMAXPROCS="+v)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		})
+		c, err := csiclient.Dial("unix://" + sock)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err = c.WaitReady(wctx)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := driverProc{c: c, pid: cmd.Process.Pid}
+		req := &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: "pvc-v", VolumeCapabilities: mountCap}
+		stopPerf := d.perfRecord(b, b.Name())
+		cpu0 := d.cpu(b)
+		lat, wall := batch(b, n, callers, func(int) error {
+			_, err := c.Controller.ValidateVolumeCapabilities(ctx, req)
+			return err
+		})
+		cpu := d.cpu(b) - cpu0
+		stopPerf()
+		b.ReportMetric(us(cpu)/n, "server-cpu-us/call")
+		b.ReportMetric(us(pct(lat, .5)), "p50-us")
+		b.ReportMetric(float64(n)/wall.Seconds(), "calls/s")
+	}
+}
