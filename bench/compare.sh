@@ -25,7 +25,7 @@ run() { # name benchtime pattern
 			-test.run '^$' -test.bench "$3" -test.benchtime "$2" | grep '^Benchmark')
 	done
 }
-run validate 1x 'ValidateProcess'
+run validate 1x 'ValidateProcess|ValidateFloorProcess' # the floor runs no switchyard: a gauge of the machine's state per side
 run hostpath 1x 'HostpathPairProcess'
 run zfs-nfs 1x 'ZFSNFSProcess'
 run startup 5x 'StartupProcess'

@@ -22,6 +22,9 @@ import (
 // interceptors, a ValidateVolumeCapabilities that answers at once.
 const floorChildEnv = "SWITCHYARD_BENCH_FLOOR_SOCKET"
 
+// floorWorkersEnv gives the empty server 16 stream workers, as the driver has.
+const floorWorkersEnv = "SWITCHYARD_BENCH_FLOOR_WORKERS"
+
 // floorController answers ValidateVolumeCapabilities without looking at
 // anything; every other method is unimplemented.
 type floorController struct {
@@ -46,7 +49,13 @@ func floorChild(sock string) int {
 	if err != nil {
 		return 1
 	}
-	s := grpc.NewServer()
+	var opts []grpc.ServerOption
+	// The driver's one server option (driver/csi.NewServer): calls on
+	// kept goroutines. Without it the floor pays stack growth per call.
+	if os.Getenv(floorWorkersEnv) != "" {
+		opts = append(opts, grpc.NumStreamWorkers(16))
+	}
+	s := grpc.NewServer(opts...)
 	csipb.RegisterControllerServer(s, floorController{})
 	csipb.RegisterIdentityServer(s, floorIdentity{})
 	if err := s.Serve(l); err != nil {
@@ -60,13 +69,24 @@ func floorChild(sock string) int {
 // but gRPC-Go's server and an empty handler. Its server-cpu-us/call is what
 // a unary call costs in gRPC-Go, HTTP/2 and the kernel on this machine, the
 // part no change to switchyard's own code can remove.
+//
+// server=default is gRPC-Go's defaults; server=workers adds the driver's
+// NumStreamWorkers(16), the fair floor for switchyard's figure.
 func BenchmarkValidateFloorProcess(b *testing.B) {
 	skipUnlessLinux(b)
+	b.Run("server=default", func(b *testing.B) { validateFloor(b, false) })
+	b.Run("server=workers", func(b *testing.B) { validateFloor(b, true) })
+}
+
+func validateFloor(b *testing.B, workers bool) {
 	const n, callers = 20000, 16
 	for range b.N {
 		sock := filepath.Join(b.TempDir(), "floor.sock")
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), floorChildEnv+"="+sock)
+		if workers {
+			cmd.Env = append(cmd.Env, floorWorkersEnv+"=1")
+		}
 		if v := os.Getenv("SWITCHYARD_GOMAXPROCS"); v != "" {
 			cmd.Env = append(cmd.Env, "GOMAXPROCS="+v)
 		}

@@ -59,6 +59,13 @@ func NewServer(o Options) *Server {
 	// all are busy gRPC starts a goroutine as before, so nothing queues.
 	// Sixteen cover a CO's usual concurrency (sidecars' worker pools hit
 	// one socket); a worker costs nothing until its first call.
+	//
+	// No other server option: SharedWriteBuffer, smaller read/write
+	// buffers, WriteBufferSize(0), static or larger flow-control windows
+	// (no BDP pings) were measured against this and none cut the CPU per
+	// call beyond the run-to-run noise (docs/performance.md, "The gRPC
+	// path, per call"); the call costs what gRPC-Go's empty handler does
+	// (BenchmarkValidateFloorProcess) plus ~2 µs of ours.
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(chain...),
 		grpc.NumStreamWorkers(uint32(max(16, runtime.GOMAXPROCS(0)))))
 	csipb.RegisterIdentityServer(s.grpc, o.Identity)
