@@ -66,7 +66,15 @@ func startDriver(b *testing.B, dir, main string) driverProc {
 	// The default log level (info), as deployed; the lines go nowhere.
 	cmd.Env = append(os.Environ(), "CSI_NODE_ID=bench-node")
 	// The driver's own runtime settings, apart from this process's
-	// (SWITCHYARD_GOMAXPROCS=1 measures the driver on one P).
+	// (SWITCHYARD_GOMAXPROCS=1 measures the driver on one P): startServing.
+	return startServing(b, cmd, sock)
+}
+
+// startServing starts cmd, a CSI server on the unix socket sock, and
+// connects to it once it answers Probe as ready. SWITCHYARD_GOMAXPROCS
+// sets the server's GOMAXPROCS alone; the server is stopped at cleanup.
+func startServing(b *testing.B, cmd *exec.Cmd, sock string) driverProc {
+	b.Helper()
 	if v := os.Getenv("SWITCHYARD_GOMAXPROCS"); v != "" {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS="+v)
 	}

@@ -6,15 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/wrapperspb"
-
-	"github.com/switchyard-csi/switchyard/lab/csiclient"
 )
 
 // floorChildEnv makes this test binary an empty CSI controller serving on
@@ -79,7 +75,6 @@ func BenchmarkValidateFloorProcess(b *testing.B) {
 }
 
 func validateFloor(b *testing.B, workers bool) {
-	const n, callers = 20000, 16
 	for range b.N {
 		sock := filepath.Join(b.TempDir(), "floor.sock")
 		cmd := exec.Command(os.Args[0])
@@ -87,39 +82,6 @@ func validateFloor(b *testing.B, workers bool) {
 		if workers {
 			cmd.Env = append(cmd.Env, floorWorkersEnv+"=1")
 		}
-		if v := os.Getenv("SWITCHYARD_GOMAXPROCS"); v != "" {
-			cmd.Env = append(cmd.Env, "GOMAXPROCS="+v)
-		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-		})
-		c, err := csiclient.Dial("unix://" + sock)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
-		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err = c.WaitReady(wctx)
-		cancel()
-		if err != nil {
-			b.Fatal(err)
-		}
-		d := driverProc{c: c, pid: cmd.Process.Pid}
-		req := &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: "pvc-v", VolumeCapabilities: mountCap}
-		stopPerf := d.perfRecord(b, b.Name())
-		cpu0 := d.cpu(b)
-		lat, wall := batch(b, n, callers, func(int) error {
-			_, err := c.Controller.ValidateVolumeCapabilities(ctx, req)
-			return err
-		})
-		cpu := d.cpu(b) - cpu0
-		stopPerf()
-		b.ReportMetric(us(cpu)/n, "server-cpu-us/call")
-		b.ReportMetric(us(pct(lat, .5)), "p50-us")
-		b.ReportMetric(float64(n)/wall.Seconds(), "calls/s")
+		validateBatch(b, startServing(b, cmd, sock))
 	}
 }
