@@ -24,14 +24,7 @@ func TestShareLeftoversAskTheServer(t *testing.T) {
 			t.Fatalf("%s: %v: %s", cmd, err, out)
 		}
 	}
-	for i := 0; ; i++ {
-		if _, err := SSHRun(ctx, addr, "root", "pw", "zfs create -p tank/e2e-clients/nfs"); err == nil {
-			break
-		} else if i == 100 {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	run("zfs create -p tank/e2e-clients/nfs")
 	left, err := shareLeftovers(ctx, addr, "root", "pw", "/tank/e2e-clients/nfs")
 	if err != nil || len(left) != 0 {
 		t.Fatalf("a fresh share: %v %v; want nothing", left, err)

@@ -29,14 +29,6 @@ func TestMakeShares(t *testing.T) {
 	run := func(ctx context.Context, cmd string) (string, error) {
 		return backends.SSHRun(ctx, z.SSH, z.User, z.Password, cmd)
 	}
-	for i := 0; ; i++ {
-		if _, err := run(ctx, "true"); err == nil {
-			break
-		} else if i == 100 {
-			t.Fatalf("the simulator does not answer: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 
 	// The VM's node: vm-mounts.sh every 50 ms, mount faked.
 	dir := t.TempDir()

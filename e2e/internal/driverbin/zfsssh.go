@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // FreeLoopback is a free 127.0.0.1 address with a port in [lo, lo+1000).
@@ -24,7 +25,8 @@ func FreeLoopback(t testing.TB, lo int) string {
 
 // ZFSSSH starts the ZFS-over-SSH simulator (switchyard-lab zfs-ssh, user
 // root, password pw, state in a temporary directory) on a free port of
-// [lo, lo+1000) and returns its address; it is killed when the test ends.
+// [lo, lo+1000) and returns its address once it accepts connections; it is
+// killed when the test ends.
 func ZFSSSH(t testing.TB, lo int) string {
 	t.Helper()
 	addr := FreeLoopback(t, lo)
@@ -33,5 +35,15 @@ func ZFSSSH(t testing.TB, lo int) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Process.Kill(); _ = sim.Wait() })
-	return addr
+	// The callers' first command would otherwise race the listener.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ZFS-over-SSH simulator does not listen on %s: %v", addr, err)
+		}
+	}
 }
