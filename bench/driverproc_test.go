@@ -213,6 +213,22 @@ func (d driverProc) perfRecord(b *testing.B, name string) (stop func()) {
 // benchScale multiplies the operations of a process benchmark's batch
 // (SWITCHYARD_BENCH_SCALE, default 1): a profile under perfRecord wants
 // more samples than the table's short runs.
+// benchCallers is SWITCHYARD_BENCH_CALLERS, or def: how many concurrent
+// callers a benchmark that takes the knob runs (to see one call's latency
+// alone, say).
+func benchCallers(b *testing.B, def int) int {
+	b.Helper()
+	v := os.Getenv("SWITCHYARD_BENCH_CALLERS")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("SWITCHYARD_BENCH_CALLERS=%q: want a positive integer", v)
+	}
+	return n
+}
+
 func benchScale(b *testing.B) int {
 	b.Helper()
 	v := os.Getenv("SWITCHYARD_BENCH_SCALE")

@@ -78,10 +78,8 @@ func logCalls(b *testing.B, what string, by map[string]int) {
 // wall time over that bound.
 func BenchmarkTrueNASCreateDelete(b *testing.B) {
 	volumes := 100 * benchScale(b) // SWITCHYARD_BENCH_SCALE, for profiles
-	const (
-		callers = 16
-		latency = 5 * time.Millisecond
-	)
+	const latency = 5 * time.Millisecond
+	callers := benchCallers(b, 16) // SWITCHYARD_BENCH_CALLERS
 	cases := []struct {
 		name, version, transport string
 	}{
@@ -135,8 +133,8 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 				b.ReportMetric(float64(after.Records)/float64(volumes), "calls/delete")
 				b.ReportMetric(float64(createWall.Microseconds())/1000/float64(volumes), "ms/create")
 				b.ReportMetric(float64(deleteWall.Microseconds())/1000/float64(volumes), "ms/delete")
-				createBound := time.Duration(createRecs.Records) * latency / callers
-				deleteBound := time.Duration(after.Records) * latency / callers
+				createBound := time.Duration(createRecs.Records) * latency / time.Duration(callers)
+				deleteBound := time.Duration(after.Records) * latency / time.Duration(callers)
 				b.ReportMetric(float64(createWall.Milliseconds()), "create-wall-ms")
 				b.ReportMetric(float64(createBound.Milliseconds()), "create-bound-ms")
 				b.ReportMetric(float64(deleteWall.Milliseconds()), "delete-wall-ms")
