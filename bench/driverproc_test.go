@@ -18,6 +18,7 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
+	"github.com/switchyard-csi/switchyard/lab/procstat"
 )
 
 // The benchmarks in this file run the real switchyard binary as its own
@@ -104,16 +105,11 @@ func (d driverProc) cpu(b *testing.B) time.Duration { return procCPU(b, d.pid) }
 // procCPU is process pid's user+system CPU time so far (/proc/<pid>/stat).
 func procCPU(b *testing.B, pid int) time.Duration {
 	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := procstat.CPU(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Fields after the command name (which may hold spaces) in parentheses.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	const ticksPerSecond = 100 // USER_HZ on Linux
-	return time.Duration(utime+stime) * time.Second / ticksPerSecond
+	return d
 }
 
 // batch runs op(i) for i in [0,n) from callers goroutines; it returns each

@@ -12,20 +12,7 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/lab/zfshost"
-	"github.com/switchyard-csi/switchyard/simulators/zfsssh"
 )
-
-// execsAndCommands counts the round trips, SSH execs and programs sent
-// to a shell session alike (the simulator's Record.Program), and the
-// commands the simulated host ran.
-func execsAndCommands(recs []zfsssh.Record) (execs, cmds int) {
-	type key struct{ conn, session, program uint64 }
-	seen := map[key]bool{}
-	for _, r := range recs {
-		seen[key{r.Conn, r.Session, r.Program}] = true
-	}
-	return len(seen), len(recs)
-}
 
 // BenchmarkZFSNFSProcess is issue 16's zfs-generic-nfs row: the driver as
 // its own process (standalone zfs-generic-nfs), n CreateVolume then n

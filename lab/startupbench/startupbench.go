@@ -4,20 +4,18 @@
 package startupbench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
+	"github.com/switchyard-csi/switchyard/lab/procstat"
 )
 
 // Result is one measurement.
@@ -79,7 +77,7 @@ func Run(ctx context.Context, bin string, n int) (Result, error) {
 	res.FirstProbe = time.Since(start)
 
 	time.Sleep(time.Second) // let start-up garbage be collected
-	if res.RSSIdle, err = rss(cmd.Process.Pid); err != nil {
+	if res.RSSIdle, err = procstat.RSS(cmd.Process.Pid); err != nil {
 		return res, err
 	}
 	// Use every connection once: one volume each, then list them all.
@@ -97,28 +95,11 @@ func Run(ctx context.Context, bin string, n int) (Result, error) {
 	}
 	res.Volumes = len(list.GetEntries())
 	time.Sleep(time.Second)
-	res.RSSWarm, err = rss(cmd.Process.Pid)
+	res.RSSWarm, err = procstat.RSS(cmd.Process.Pid)
 	return res, err
 }
 
 var mountCap = &csipb.VolumeCapability{
 	AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{}},
 	AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
-}
-
-// rss reads VmRSS of a process.
-func rss(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
 }
