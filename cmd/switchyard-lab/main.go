@@ -13,10 +13,16 @@ import (
 	"syscall"
 
 	"github.com/switchyard-csi/switchyard/lab/demo"
+	"github.com/switchyard-csi/switchyard/lab/simproc"
 	"github.com/switchyard-csi/switchyard/simulators/kernel"
 )
 
 func main() {
+	// bench runs each simulated host in a child process: this binary
+	// started again with simproc.Env set.
+	if spec := os.Getenv(simproc.Env); spec != "" {
+		os.Exit(simproc.Serve(spec, os.Stdin, os.Stdout))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -26,7 +32,9 @@ commands:
   demo    start switchyard in proxy mode on a scratch folder and walk a volume
           through create, stage, publish, write, snapshot, restore, expand,
           unpublish and delete
-  bench   start-up and memory benchmark of the switchyard binary
+  bench   one table per backend (ops/s, p50/p99, round trips, driver and simulator
+          CPU per op, RSS at 1, 16 and 64 callers, beside the latency-only bound),
+          then the start-up and memory benchmark of the switchyard binary
   soak    the chaos soak: volume lifecycles through one proxy over every simulator
           while they fail, slow down, drop connections and restart; then a leak check
   zfs-ssh the ZFS-over-SSH simulator (zfs, zpool, targetcli, nvmetcli) on a state directory
