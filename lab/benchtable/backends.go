@@ -57,9 +57,9 @@ func lookup(name string) (backend, error) {
 				return &simproc.Spec{Kind: "zfs", Dir: dir, Driver: "zfs-generic-nfs", RTTLatency: l}
 			}}, nil
 	case "freenas-api-nfs-websocket", "freenas-api-nfs-rest":
-		version, about := "25.10", "the simulated TrueNAS 25.10 (simulators/truenas), JSON-RPC over one WebSocket, the latency charged per API call"
+		version, about := "25.10", "the simulated TrueNAS 25.10 (simulators/truenas), JSON-RPC over one WebSocket, the latency charged per API call; round trips are the calls the simulator answered, and a delete sends two of its five together, so its bound (calls × latency) is loose by one"
 		if name == "freenas-api-nfs-rest" {
-			version, about = "24.10", "the simulated TrueNAS 24.10, REST /api/v2.0, the latency charged per API call"
+			version, about = "24.10", "the simulated TrueNAS 24.10, REST /api/v2.0, the latency charged per API call; round trips are the calls, as for the WebSocket"
 		}
 		return backend{name: name, slots: 16, cap: mountCap, about: about, main: func(_ string, h simproc.Hello) string { return hello(h) },
 			sim: func(dir string, l time.Duration) *simproc.Spec {
@@ -67,7 +67,7 @@ func lookup(name string) (backend, error) {
 			}}, nil
 	case "infinia-nvmeof":
 		return backend{name: name, slots: 16, cap: blockCap, main: func(_ string, h simproc.Hello) string { return hello(h) },
-			about: "the simulated DDN Infinia (simulators/infinia), REST over TLS, the latency charged per request",
+			about: "the simulated DDN Infinia (simulators/infinia), REST over TLS, the latency charged per request; round trips are the requests the simulator routed",
 			sim: func(dir string, l time.Duration) *simproc.Spec {
 				return &simproc.Spec{Kind: "infinia", Dir: dir, Latency: l}
 			}}, nil

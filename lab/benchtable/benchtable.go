@@ -140,7 +140,7 @@ func runBackend(ctx context.Context, o Options, be backend) (Table, error) {
 		ids := make([]string, n)
 		create := func(i int) error {
 			r, err := d.c.Controller.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: fmt.Sprintf("bench-c%d-%05d", callers, i),
-				VolumeCapabilities: []*csipb.VolumeCapability{be.cap}, CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 30}, Parameters: params})
+				VolumeCapabilities: []*csipb.VolumeCapability{be.cap}, CapacityRange: &csipb.CapacityRange{RequiredBytes: 64 << 20}, Parameters: params})
 			ids[i] = r.GetVolume().GetVolumeId()
 			return err
 		}
