@@ -36,8 +36,9 @@ func startDriver(ctx context.Context, bin, dir, main string, stderr io.Writer) (
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	d := &driver{pid: cmd.Process.Pid}
 	d.stop = func() {
 		if d.c != nil {
@@ -67,10 +68,9 @@ func startDriver(ctx context.Context, bin, dir, main string, stderr io.Writer) (
 			d.stop()
 			return nil, fmt.Errorf("the driver did not become ready: %w", err)
 		}
-	case err := <-exited:
-		exited <- err // for stop
+	case <-exited:
 		d.stop()
-		return nil, fmt.Errorf("the driver exited before it was ready (%v); run with --verbose to see its log", err)
+		return nil, fmt.Errorf("the driver exited before it was ready (%v); run with --verbose to see its log", waitErr)
 	}
 	return d, nil
 }

@@ -175,7 +175,7 @@ func Serve(spec string, in io.Reader, out io.Writer) int {
 		_ = enc.Encode(Hello{Error: err.Error()})
 		return 1
 	}
-	defer h.close()
+	defer func() { _ = h.close() }()
 	if err := enc.Encode(h.hello); err != nil {
 		return 1
 	}
