@@ -101,3 +101,16 @@ func TestUnknownBackend(t *testing.T) {
 		t.Errorf("err = %v; want the unknown name and the known backends", err)
 	}
 }
+
+// TestDriverThatExits: a binary that exits at once is reported as such,
+// at once, not after the 30 s readiness wait.
+func TestDriverThatExits(t *testing.T) {
+	start := time.Now()
+	_, err := Run(context.Background(), Options{Switchyard: "/bin/false", Backends: []string{"local-hostpath"}, Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+		t.Errorf("err = %v; want the driver's early exit", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v; want the exit noticed at once", d)
+	}
+}
