@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// store persists the tree in <dir>/state.json (replaced atomically) and
-// the volumes' data in sparse files <dir>/volumes/<uuid>.img.
+// store persists the tree in <dir>/state.json (replaced atomically) with
+// the changes since in <dir>/state.journal (journal.go), and the volumes'
+// data in sparse files <dir>/volumes/<uuid>.img.
 type store struct {
 	dir string
 }
@@ -51,8 +52,8 @@ func decodeState(raw []byte) (*state, error) {
 	return &st, nil
 }
 
-// save writes the tree atomically (temporary file, rename) and returns
-// what it wrote, which is also the rollback point of the next change.
+// save writes the tree atomically (temporary file, rename) as the
+// snapshot, and returns what it wrote.
 //
 // Durability: the tree must survive the simulator's process (Close and
 // New again, a killed child, a crash of the simulator), not the machine:
