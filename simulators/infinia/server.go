@@ -29,7 +29,8 @@ type Server struct {
 	certs  selfsigned.Store
 	now    func() time.Time // the clock of token issue and expiry (tests replace it)
 
-	key atomic.Pointer[[]byte] // the JWT signing key; replaced to forget tokens
+	key    atomic.Pointer[[]byte] // the JWT signing key; replaced to forget tokens
+	tokens tokenCache             // the last token verified with key
 
 	mu sync.Mutex // guards st and j
 	st *state
