@@ -15,7 +15,7 @@ import (
 // replayed over it.
 func onDisk(t *testing.T, dir string) *state {
 	t.Helper()
-	st, _, ok, err := store{dir: dir}.load()
+	st, ok, err := store{dir: dir}.load()
 	if err != nil || !ok {
 		t.Fatalf("load: ok %v, %v", ok, err)
 	}

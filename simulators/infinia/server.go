@@ -63,7 +63,7 @@ func New(o Options) (*Server, error) {
 	s.certs.Hosts = []string{"127.0.0.1", "::1", "localhost"}
 	s.stats.init()
 	s.rotateKey()
-	st, _, ok, err := s.store.load()
+	st, ok, err := s.store.load()
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func New(o Options) (*Server, error) {
 	// A new tree or a replayed journal becomes the snapshot, then the
 	// journal starts empty (in this order: see journal.go).
 	if !ok || replayed {
-		if _, err = s.store.save(st); err != nil {
+		if err = s.store.save(st); err != nil {
 			return nil, err
 		}
 	}

@@ -186,7 +186,7 @@ func (s *Server) persist(mk func() (entry, error)) error {
 
 // compact writes the whole tree as the snapshot and empties the journal.
 func (s *Server) compact() error {
-	if _, err := s.store.save(s.st); err != nil {
+	if err := s.store.save(s.st); err != nil {
 		return err
 	}
 	return s.j.reset()
