@@ -140,41 +140,37 @@ func (st *state) apply(e entry) error {
 		if sub == nil {
 			return fmt.Errorf("subsystem %s of an unknown subtenant %s/%s/%s", o.Name, o.C, o.T, o.S)
 		}
-		if isNull(o.Obj) {
-			delete(sub.Subsystems, o.Name)
-			continue
-		}
-		var ss subsystem
-		if err := json.Unmarshal(o.Obj, &ss); err != nil {
+		if err := putRaw(&sub.Subsystems, o.Name, o.Obj); err != nil {
 			return fmt.Errorf("subsystem %s: %w", o.Name, err)
 		}
-		if sub.Subsystems == nil {
-			sub.Subsystems = map[string]*subsystem{}
-		}
-		sub.Subsystems[o.Name] = &ss
 	}
 	for _, o := range e.Volumes {
-		sub := st.subtenant(o.C, o.T, o.S)
-		var ds *dataset
-		if sub != nil {
-			ds = sub.Datasets[o.D]
-		}
+		ds := st.dataset(o.C, o.T, o.S, o.D)
 		if ds == nil {
 			return fmt.Errorf("volume %s of an unknown dataset %s/%s/%s/%s", o.Name, o.C, o.T, o.S, o.D)
 		}
-		if isNull(o.Obj) {
-			delete(ds.Volumes, o.Name)
-			continue
-		}
-		var v volume
-		if err := json.Unmarshal(o.Obj, &v); err != nil {
+		if err := putRaw(&ds.Volumes, o.Name, o.Obj); err != nil {
 			return fmt.Errorf("volume %s: %w", o.Name, err)
 		}
-		if ds.Volumes == nil {
-			ds.Volumes = map[string]*volume{}
-		}
-		ds.Volumes[o.Name] = &v
 	}
+	return nil
+}
+
+// putRaw sets (*m)[name] to the object raw encodes, or removes it when
+// raw is null.
+func putRaw[V any](m *map[string]*V, name string, raw json.RawMessage) error {
+	if isNull(raw) {
+		delete(*m, name)
+		return nil
+	}
+	v := new(V)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return err
+	}
+	if *m == nil {
+		*m = map[string]*V{}
+	}
+	(*m)[name] = v
 	return nil
 }
 
