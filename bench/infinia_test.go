@@ -137,10 +137,9 @@ func BenchmarkInfiniaLifecycle(b *testing.B) {
 }
 
 // simStateDir is where the simulator keeps its state: on tmpfs when the
-// machine has one. The simulator fsyncs its object tree under its lock on
-// every change; on a disk that serialises the ~9 mutating requests of each
-// lifecycle and the run measures the disk's fsync (here 4× slower
-// overall), not the driver.
+// machine has one. The simulator journals every change under its lock
+// (no fsync: its state must survive the process, not the machine); on
+// tmpfs the file system's own cost stays out of the run too.
 func simStateDir(b *testing.B) string {
 	if d, err := os.MkdirTemp("/dev/shm", "sy-bench-infinia-"); err == nil {
 		b.Cleanup(func() { os.RemoveAll(d) })

@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
@@ -34,6 +35,12 @@ import (
 // Env is the environment variable that makes an executable a simulator
 // child; its value is the JSON Spec.
 const Env = "SWITCHYARD_BENCH_SIM"
+
+// ProfileEnv, set to a directory in the parent's environment (which the
+// child inherits), profiles every simulator child that has no
+// Spec.Profile into <dir>/<kind>-<pid>.sim.pprof: how a simulator started
+// by switchyard-lab bench is profiled without a flag of its own.
+const ProfileEnv = "SWITCHYARD_BENCH_SIM_PPROF"
 
 // Spec is what the parent asks the child to start.
 type Spec struct {
@@ -163,6 +170,9 @@ func Serve(spec string, in io.Reader, out io.Writer) int {
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
 		_ = enc.Encode(Hello{Error: Env + ": " + err.Error()})
 		return 2
+	}
+	if dir := os.Getenv(ProfileEnv); s.Profile == "" && dir != "" {
+		s.Profile = filepath.Join(dir, fmt.Sprintf("%s-%d.sim.pprof", s.Kind, os.Getpid()))
 	}
 	if s.Profile != "" {
 		f, err := os.Create(s.Profile)

@@ -1,6 +1,7 @@
 package infinia
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,24 +13,30 @@ import (
 
 // change runs fn on the tree and saves it; a failing fn or save leaves
 // the tree as it was.
+//
+// An administrative change rewrites the snapshot (see journal.go): such
+// changes are few, and a journal line for each kind would be more code
+// than the cost saved. Its rollback point is the tree encoded before it.
 func (s *Server) change(fn func(st *state) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := fn(s.st); err != nil {
-		s.restoreSaved()
-		return err
-	}
-	raw, err := s.store.save(s.st)
+	saved, err := json.Marshal(s.st)
 	if err != nil {
-		s.restoreSaved()
+		return fmt.Errorf("infinia: encoding the state: %w", err)
+	}
+	if err := fn(s.st); err != nil {
+		s.restore(saved)
 		return err
 	}
-	s.saved = raw
+	if err := s.compact(); err != nil {
+		s.restore(saved)
+		return err
+	}
 	return nil
 }
 
-func (s *Server) restoreSaved() {
-	if st, err := decodeState(s.saved); err == nil {
+func (s *Server) restore(saved []byte) {
+	if st, err := decodeState(saved); err == nil {
 		s.st = st
 	}
 }

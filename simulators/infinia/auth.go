@@ -55,7 +55,7 @@ func (s *Server) authorize(rq *request) *apiError {
 		s.stats.unauthorized.Add(1)
 		return errorf(401, "missing bearer token: log in with GET %s/auth_user", basePath)
 	}
-	c, err := verifyJWT(*s.key.Load(), strings.TrimSpace(tok), s.now())
+	c, err := s.tokens.verify(s.key.Load(), strings.TrimSpace(tok), s.now())
 	if err != nil {
 		s.stats.unauthorized.Add(1)
 		if errors.Is(err, errExpiredToken) {

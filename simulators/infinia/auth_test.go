@@ -210,3 +210,30 @@ func TestJWTRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenCacheIsVerifyJWT: the cache answers what verifyJWT answers,
+// for the token it remembers, other tokens, a new key and past the
+// expiry.
+func TestTokenCacheIsVerifyJWT(t *testing.T) {
+	k1, k2 := []byte("key-one"), []byte("key-two")
+	t0 := time.Unix(1_800_000_000, 0)
+	good := signJWT(k1, claims{Sub: "u", Level: "clu1/red", Iat: t0.Unix(), Exp: t0.Unix() + 60, JTI: "a"})
+	other := signJWT(k1, claims{Sub: "v", Level: "clu1", Iat: t0.Unix(), Exp: t0.Unix() + 60, JTI: "b"})
+	forged := good[:len(good)-2] + "xx"
+	var tc tokenCache
+	for i, step := range []struct {
+		key *[]byte
+		tok string
+		at  time.Time
+	}{
+		{&k1, good, t0}, {&k1, good, t0.Add(30 * time.Second)}, {&k1, forged, t0}, {&k1, good, t0},
+		{&k1, other, t0}, {&k1, good, t0.Add(60 * time.Second)}, {&k2, good, t0}, {&k1, good, t0.Add(61 * time.Second)},
+		{&k1, "a.b", t0}, {&k1, good, t0},
+	} {
+		wantC, wantErr := verifyJWT(*step.key, step.tok, step.at)
+		gotC, gotErr := tc.verify(step.key, step.tok, step.at)
+		if gotC != wantC || gotErr != wantErr {
+			t.Errorf("step %d: cache %+v %v, verifyJWT %+v %v", i, gotC, gotErr, wantC, wantErr)
+		}
+	}
+}

@@ -3,7 +3,9 @@
 // (block.csi.red.ddn.com) and switchyard's infinia-nvmeof backend talk to.
 // It implements the wire contract that docs/backends/infinia.md records,
 // over real HTTPS with a self-signed certificate (or plain HTTP),
-// persists its object tree in StateDir and backs every volume with a
+// persists its object tree in StateDir (a snapshot and a journal of the
+// changes since, which survive the simulator's process; not fsynced, as
+// they need not survive the machine) and backs every volume with a
 // sparse file that a Target can export. It never shares code with the
 // driver it is used to test.
 //

@@ -104,6 +104,7 @@ func (s *Server) deleteSubsystem(rq *request) (int, any, *apiError) {
 	for _, ns := range ss.Namespaces {
 		if ds := w.sub.Datasets[ns.Dataset]; ds != nil {
 			if v := ds.Volumes[ns.Volume]; v != nil {
+				t.touchVolume(rq.p("c"), rq.p("t"), rq.p("s"), ns.Dataset, ns.Volume)
 				v.Subsystem, v.NSID = "", 0
 			}
 		}

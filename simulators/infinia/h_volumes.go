@@ -138,6 +138,7 @@ func (s *Server) addVolume(rq *request, w where, ds *dataset, v *volume, target 
 		return 0, nil, e
 	}
 	t := s.newTx()
+	t.touchVolume(rq.p("c"), rq.p("t"), rq.p("s"), rq.p("d"), v.Name)
 	if ss != nil {
 		t.touch(rq.p("c"), rq.p("t"), rq.p("s"), target, false)
 	}
@@ -193,6 +194,7 @@ func (s *Server) deleteVolume(rq *request) (int, any, *apiError) {
 		return 0, nil, e
 	}
 	t := s.newTx()
+	t.touchVolume(rq.p("c"), rq.p("t"), rq.p("s"), rq.p("d"), v.Name)
 	if ss := w.sub.Subsystems[v.Subsystem]; v.Subsystem != "" && ss != nil {
 		if len(ss.Hosts) > 0 && !force {
 			return 0, nil, errorf(409, "volume %s/%s/%s is in use: subsystem %s/%s grants hosts %s (delete with force=true)",
@@ -275,6 +277,7 @@ func (s *Server) resizeVolume(rq *request) (int, any, *apiError) {
 		return 0, nil, e
 	}
 	t := s.newTx()
+	t.touchVolume(rq.p("c"), rq.p("t"), rq.p("s"), rq.p("d"), v.Name)
 	if v.Subsystem != "" && w.sub.Subsystems[v.Subsystem] != nil {
 		t.touch(rq.p("c"), rq.p("t"), rq.p("s"), v.Subsystem, true)
 	}

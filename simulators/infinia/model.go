@@ -254,6 +254,13 @@ func (st *state) subtenant(c, t, s string) *subtenant {
 	return nil
 }
 
+func (st *state) dataset(c, t, s, d string) *dataset {
+	if sub := st.subtenant(c, t, s); sub != nil {
+		return sub.Datasets[d]
+	}
+	return nil
+}
+
 // sortedKeys returns a map's keys in order (lists are sorted by name).
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

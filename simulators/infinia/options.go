@@ -9,7 +9,7 @@ import (
 // Options configure a Server.
 type Options struct {
 	// StateDir holds everything that persists across New/Close: the object
-	// tree (state.json), the volumes' data files (volumes/<uuid>.img) and
+	// tree (state.json and state.journal), the volumes' data files (volumes/<uuid>.img) and
 	// the TLS certificate (tls/). Required.
 	StateDir string
 	// Plain serves http instead of https.

@@ -29,11 +29,12 @@ type Server struct {
 	certs  selfsigned.Store
 	now    func() time.Time // the clock of token issue and expiry (tests replace it)
 
-	key atomic.Pointer[[]byte] // the JWT signing key; replaced to forget tokens
+	key    atomic.Pointer[[]byte] // the JWT signing key; replaced to forget tokens
+	tokens tokenCache             // the last token verified with key
 
-	mu    sync.Mutex // guards st and saved
-	st    *state
-	saved []byte // the tree as last saved: the rollback point
+	mu sync.Mutex // guards st and j
+	st *state
+	j  *journal // the changes since the snapshot (journal.go)
 
 	lmu      sync.Mutex // guards the fields below
 	closed   bool
@@ -62,7 +63,7 @@ func New(o Options) (*Server, error) {
 	s.certs.Hosts = []string{"127.0.0.1", "::1", "localhost"}
 	s.stats.init()
 	s.rotateKey()
-	st, raw, ok, err := s.store.load()
+	st, ok, err := s.store.load()
 	if err != nil {
 		return nil, err
 	}
@@ -70,16 +71,29 @@ func New(o Options) (*Server, error) {
 		if st, err = newState(o.Seed); err != nil {
 			return nil, err
 		}
-		if raw, err = s.store.save(st); err != nil {
+	}
+	replayed, err := s.store.replay(st)
+	if err != nil {
+		return nil, err
+	}
+	// A new tree or a replayed journal becomes the snapshot, then the
+	// journal starts empty (in this order: see journal.go).
+	if !ok || replayed {
+		if err = s.store.save(st); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.store.ensureData(st); err != nil {
+	if s.j, err = s.store.openJournal(); err != nil {
 		return nil, err
 	}
-	s.st, s.saved = st, raw
+	if err := s.store.ensureData(st); err != nil {
+		s.j.close()
+		return nil, err
+	}
+	s.st = st
 	if !o.Plain {
 		if _, err := s.certs.Get(); err != nil {
+			s.j.close()
 			return nil, err
 		}
 	}
@@ -162,6 +176,11 @@ func (s *Server) Close() error {
 		c.Close()
 	}
 	s.inflight.Wait()
+	s.mu.Lock()
+	if jerr := s.j.close(); err == nil {
+		err = jerr
+	}
+	s.mu.Unlock()
 	return err
 }
 

@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// store persists the tree in <dir>/state.json (replaced atomically) and
-// the volumes' data in sparse files <dir>/volumes/<uuid>.img.
+// store persists the tree in <dir>/state.json (replaced atomically) with
+// the changes since in <dir>/state.journal (journal.go), and the volumes'
+// data in sparse files <dir>/volumes/<uuid>.img.
 type store struct {
 	dir string
 }
@@ -24,20 +25,20 @@ func (s store) volumesDir() string { return filepath.Join(s.dir, "volumes") }
 // dataPath is the data file of a volume.
 func (s store) dataPath(uuid string) string { return filepath.Join(s.volumesDir(), uuid+".img") }
 
-// load reads the tree; ok is false when there is none yet.
-func (s store) load() (st *state, raw []byte, ok bool, err error) {
-	raw, err = os.ReadFile(s.statePath())
+// load reads the snapshot; ok is false when there is none yet.
+func (s store) load() (st *state, ok bool, err error) {
+	raw, err := os.ReadFile(s.statePath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("infinia: reading the state: %w", err)
+		return nil, false, fmt.Errorf("infinia: reading the state: %w", err)
 	}
 	st, err = decodeState(raw)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("infinia: %s is damaged: %w", s.statePath(), err)
+		return nil, false, fmt.Errorf("infinia: %s is damaged: %w", s.statePath(), err)
 	}
-	return st, raw, true, nil
+	return st, true, nil
 }
 
 func decodeState(raw []byte) (*state, error) {
@@ -51,23 +52,29 @@ func decodeState(raw []byte) (*state, error) {
 	return &st, nil
 }
 
-// save writes the tree atomically (temporary file, fsync, rename) and
-// returns what it wrote, which is also the rollback point of the next
-// change.
-func (s store) save(st *state) ([]byte, error) {
-	raw, err := json.MarshalIndent(st, "", " ")
+// save writes the tree atomically (temporary file, rename) as the
+// snapshot.
+//
+// Durability: the tree must survive the simulator's process (Close and
+// New again, a killed child, a crash of the simulator), not the machine:
+// the rename is atomic for every reader after the write(2) returned, so a
+// state.json is always a whole tree, old or new, without an fsync. An
+// fsync per change was two thirds of save's cost on tmpfs and far more on
+// a disk, under the lock every change holds (as the TrueNAS simulator's
+// sharing tables chose, docs/performance.md "fifth round"). The encoding
+// is compact JSON: indenting cost more than the encoding itself, and
+// load reads either form.
+func (s store) save(st *state) error {
+	raw, err := json.Marshal(st)
 	if err != nil {
-		return nil, fmt.Errorf("infinia: encoding the state: %w", err)
+		return fmt.Errorf("infinia: encoding the state: %w", err)
 	}
 	f, err := os.CreateTemp(s.dir, ".state-*.json")
 	if err != nil {
-		return nil, fmt.Errorf("infinia: saving the state: %w", err)
+		return fmt.Errorf("infinia: saving the state: %w", err)
 	}
 	tmp := f.Name()
 	_, err = f.Write(raw)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -76,9 +83,9 @@ func (s store) save(st *state) ([]byte, error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("infinia: saving the state: %w", err)
+		return fmt.Errorf("infinia: saving the state: %w", err)
 	}
-	return raw, nil
+	return nil
 }
 
 // createData makes a sparse data file of size bytes.

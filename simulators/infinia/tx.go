@@ -1,21 +1,38 @@
 package infinia
 
-import "reflect"
+import (
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+)
 
 // tx is one change of the tree by a REST call, made with s.mu held: it
-// remembers the subsystems the change touches, tells the Target about
-// them, persists the tree, and undoes everything when one of those fails.
+// remembers the subsystems and volumes the change touches (touch and
+// touchVolume, called before the change), tells the Target about the
+// subsystems, journals the objects, and undoes everything when one of
+// those fails.
 type tx struct {
 	s        *Server
+	next     int // state.NextVolumeID before the change
 	touched  []touched
+	volumes  []touchedVolume
 	undo     []func() // reverts file changes, run last to first on failure
-	onCommit []func() // run after the tree is saved (file removals)
+	onCommit []func() // run after the change is journaled (file removals)
 }
 
 type touched struct {
 	c, t, s, name string
-	before        *Subsystem
-	force         bool // Apply even when the snapshot is unchanged (resize)
+	before        *Subsystem // the Target's view
+	old           *subsystem // a copy of the tree's object, for rollback (nil: absent)
+	force         bool       // Apply even when the snapshot is unchanged (resize)
+}
+
+// touchedVolume is a volume the change touches, by path, with a copy of
+// it before the change (nil: absent).
+type touchedVolume struct {
+	c, t, s, d, name string
+	old              *volume
 }
 
 // applied is a Target call made by this tx, to be reverted on failure.
@@ -23,7 +40,7 @@ type applied struct {
 	before, after *Subsystem
 }
 
-func (s *Server) newTx() *tx { return &tx{s: s} }
+func (s *Server) newTx() *tx { return &tx{s: s, next: s.st.NextVolumeID} }
 
 // touch records the state of subsystem name before the change. force
 // makes commit call Apply even if the snapshot does not change (a data
@@ -36,7 +53,25 @@ func (t *tx) touch(c, tn, sn, name string, force bool) {
 			return
 		}
 	}
-	t.touched = append(t.touched, touched{c: c, t: tn, s: sn, name: name, before: t.s.snapshotOf(c, tn, sn, name), force: force})
+	var old *subsystem
+	if sub := t.s.st.subtenant(c, tn, sn); sub != nil {
+		old = sub.Subsystems[name].clone()
+	}
+	t.touched = append(t.touched, touched{c: c, t: tn, s: sn, name: name, before: t.s.snapshotOf(c, tn, sn, name), old: old, force: force})
+}
+
+// touchVolume records volume name of dataset d before the change.
+func (t *tx) touchVolume(c, tn, sn, d, name string) {
+	for _, x := range t.volumes {
+		if x.c == c && x.t == tn && x.s == sn && x.d == d && x.name == name {
+			return
+		}
+	}
+	var old *volume
+	if ds := t.s.st.dataset(c, tn, sn, d); ds != nil {
+		old = ds.Volumes[name].clone()
+	}
+	t.volumes = append(t.volumes, touchedVolume{c: c, t: tn, s: sn, d: d, name: name, old: old})
 }
 
 // snapshotOf is the snapshot of a subsystem by path (nil if absent).
@@ -48,8 +83,9 @@ func (s *Server) snapshotOf(c, t, sn, name string) *Subsystem {
 	return s.snapshot(s.st.Clusters[c], sub.Subsystems[name])
 }
 
-// commit applies the touched subsystems to the Target and saves the tree;
-// on failure the tree and the files are as before and a 500 is returned.
+// commit applies the touched subsystems to the Target and journals the
+// change; on failure the tree and the files are as before and a 500 is
+// returned.
 func (t *tx) commit() *apiError {
 	s := t.s
 	var done []applied
@@ -77,29 +113,102 @@ func (t *tx) commit() *apiError {
 		}
 		done = append(done, applied{before: x.before, after: after})
 	}
-	raw, err := s.store.save(s.st)
-	if err != nil {
+	if err := s.persist(t.entry); err != nil {
 		t.rollback(done)
 		return errorf(500, "%v", err)
 	}
-	s.saved = raw
 	for _, f := range t.onCommit {
 		f()
 	}
 	return nil
 }
 
-// rollback restores the tree from the last save, undoes the file changes
-// and, best effort, puts the Target back as it was.
+// entry is the journal line of the change: the touched objects as they
+// are now.
+func (t *tx) entry() (entry, error) {
+	st := t.s.st
+	e := entry{Next: st.NextVolumeID}
+	for _, x := range t.touched {
+		var cur *subsystem
+		if sub := st.subtenant(x.c, x.t, x.s); sub != nil {
+			cur = sub.Subsystems[x.name]
+		}
+		raw, err := encodeObj(cur)
+		if err != nil {
+			return entry{}, err
+		}
+		e.Subsystems = append(e.Subsystems, objEntry{C: x.c, T: x.t, S: x.s, Name: x.name, Obj: raw})
+	}
+	for _, x := range t.volumes {
+		var cur *volume
+		if ds := st.dataset(x.c, x.t, x.s, x.d); ds != nil {
+			cur = ds.Volumes[x.name]
+		}
+		raw, err := encodeObj(cur)
+		if err != nil {
+			return entry{}, err
+		}
+		e.Volumes = append(e.Volumes, objEntry{C: x.c, T: x.t, S: x.s, D: x.d, Name: x.name, Obj: raw})
+	}
+	return e, nil
+}
+
+// persist journals a change, then rewrites the snapshot when the journal
+// has grown long. The line goes first even then: a snapshot must never
+// hold a change the journal lacks, or a crash before the journal is
+// emptied would replay an older version of that object over it. After a
+// failed append (the journal may end in a torn line) the snapshot is
+// rewritten without one; a crash in that instant may lose this change,
+// a risk taken only after a write failed.
+func (s *Server) persist(mk func() (entry, error)) error {
+	if s.j.compact {
+		return s.compact()
+	}
+	e, err := mk()
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if err := s.j.append(append(line, '\n')); err != nil {
+		return err
+	}
+	if s.j.size > compactAfter {
+		if err := s.compact(); err != nil {
+			// The change is journaled: it stands; the next change tries again.
+			s.log.Warn("compacting the state", "error", err)
+		}
+	}
+	return nil
+}
+
+// compact writes the whole tree as the snapshot and empties the journal.
+func (s *Server) compact() error {
+	if err := s.store.save(s.st); err != nil {
+		return err
+	}
+	return s.j.reset()
+}
+
+// rollback puts the touched objects back, undoes the file changes and,
+// best effort, puts the Target back as it was.
 func (t *tx) rollback(done []applied) {
 	s := t.s
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}
-	if st, err := decodeState(s.saved); err == nil {
-		s.st = st
-	} else { // cannot happen: s.saved is what we wrote ourselves
-		s.log.Error("rollback: the saved state does not decode", "error", err)
+	s.st.NextVolumeID = t.next
+	for _, x := range slices.Backward(t.volumes) {
+		if ds := s.st.dataset(x.c, x.t, x.s, x.d); ds != nil {
+			putOrDelete(ds.Volumes, x.name, x.old)
+		}
+	}
+	for _, x := range slices.Backward(t.touched) {
+		if sub := s.st.subtenant(x.c, x.t, x.s); sub != nil {
+			putOrDelete(sub.Subsystems, x.name, x.old)
+		}
 	}
 	if s.target == nil {
 		return
@@ -117,4 +226,39 @@ func (t *tx) rollback(done []applied) {
 			s.log.Error("target: rollback failed", "error", err)
 		}
 	}
+}
+
+func putOrDelete[V any](m map[string]*V, k string, v *V) {
+	if v == nil {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
+}
+
+// clone copies a volume deeply enough that a change of the original
+// leaves the copy alone (the xattrs' values are never changed in place).
+func (v *volume) clone() *volume {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.Xattrs = maps.Clone(v.Xattrs)
+	return &c
+}
+
+// clone copies a subsystem deeply: its lists are edited in place.
+func (ss *subsystem) clone() *subsystem {
+	if ss == nil {
+		return nil
+	}
+	c := *ss
+	c.ReqInstances = slices.Clone(ss.ReqInstances)
+	c.Hosts = slices.Clone(ss.Hosts)
+	c.Namespaces = slices.Clone(ss.Namespaces)
+	c.Listeners = slices.Clone(ss.Listeners)
+	for i := range c.Listeners {
+		c.Listeners[i].ExposedBy = slices.Clone(c.Listeners[i].ExposedBy)
+	}
+	return &c
 }
