@@ -351,3 +351,26 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// A successful call's info line reads as log.Info writes it (logDone only
+// skips the source position, which the driver's handler never prints),
+// and is not written below the logger's level.
+func TestLogDoneAsInfo(t *testing.T) {
+	var got, want bytes.Buffer
+	noTime := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	logDone(slog.New(slog.NewTextHandler(&got, noTime)), "CreateVolume", 1500*time.Microsecond)
+	slog.New(slog.NewTextHandler(&want, noTime)).Info("call done", "method", "CreateVolume", "took", 1500*time.Microsecond)
+	if got.String() != want.String() || got.Len() == 0 {
+		t.Fatalf("logDone wrote %q; log.Info writes %q", got.String(), want.String())
+	}
+	var quiet bytes.Buffer
+	logDone(slog.New(slog.NewTextHandler(&quiet, &slog.HandlerOptions{Level: slog.LevelWarn})), "CreateVolume", time.Millisecond)
+	if quiet.Len() != 0 {
+		t.Fatalf("logDone wrote %q at warn level", quiet.String())
+	}
+}

@@ -45,21 +45,27 @@ func (c *CLI) Get(ctx context.Context, name string, props ...string) (Properties
 	return parseGet(out.Stdout)
 }
 
-// parseGet reads `zfs get -Hp -o name,property,value,source` output.
+// parseGet reads `zfs get -Hp -o name,property,value,source` output. It
+// cuts the lines and fields out of stdout rather than splitting them into
+// slices: every create and delete parses such a read-back (issue 16).
 func parseGet(stdout string) (Properties, error) {
-	res := Properties{}
-	for _, line := range strings.Split(stdout, "\n") {
+	res := make(Properties, strings.Count(stdout, "\n")+1)
+	for rest := stdout; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		line = strings.TrimRight(line, "\r")
 		if line == "" {
 			continue
 		}
-		f := strings.Split(line, "\t")
-		if len(f) < 4 {
-			return nil, fmt.Errorf("zfs get: unexpected output line %q", line)
-		}
 		// The value may itself hold tabs: name and property come first,
 		// source last.
-		res[f[1]] = Property{Value: strings.Join(f[2:len(f)-1], "\t"), Source: f[len(f)-1]}
+		_, afterName, ok1 := strings.Cut(line, "\t")
+		prop, valueSource, ok2 := strings.Cut(afterName, "\t")
+		last := strings.LastIndexByte(valueSource, '\t')
+		if !ok1 || !ok2 || last < 0 {
+			return nil, fmt.Errorf("zfs get: unexpected output line %q", line)
+		}
+		res[prop] = Property{Value: valueSource[:last], Source: valueSource[last+1:]}
 	}
 	return res, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -46,16 +45,12 @@ type shellSession struct {
 	conn  *sshConn
 	sess  *ssh.Session
 	stdin io.WriteCloser
-	// out and errs carry what the streams read; closed at the stream's end.
-	out, errs chan []byte
+	// rd is what the streams' readers read (ssh_shell_read.go).
+	rd *shellReads
 	// ended is closed once the channel is closed (waitErr then holds
 	// Wait's result: an *ssh.ExitError or nil for an orderly end).
-	ended   chan struct{}
-	waitErr error
-	// streamEnded is set by a stream's reader when the stream ends.
-	streamEnded atomic.Bool
-	// closing is closed by close, releasing readers blocked on a send.
-	closing   chan struct{}
+	ended     chan struct{}
+	waitErr   error
 	closeOnce sync.Once
 	// id names the session in the host's process list (ssh_orphans.go).
 	id string
@@ -81,14 +76,14 @@ func (s *SSH) openShell(c *sshConn) (*shellSession, error) {
 	s.sessions.Add(1)
 	s.shellsOpened.Add(1)
 	c.open.Add(1)
-	sh := &shellSession{conn: c, sess: sess, stdin: stdin, out: make(chan []byte, 16), errs: make(chan []byte, 16),
-		ended: make(chan struct{}), closing: make(chan struct{}), id: newSessionID(), fresh: true, lastUse: time.Now()}
+	sh := &shellSession{conn: c, sess: sess, stdin: stdin, rd: newShellReads(),
+		ended: make(chan struct{}), id: newSessionID(), fresh: true, lastUse: time.Now()}
 	if err := sess.Start(shellStartCommand(sh.id)); err != nil {
 		sh.close()
 		return nil, err
 	}
-	go sh.pump(stdout, sh.out)
-	go sh.pump(stderr, sh.errs)
+	go sh.rd.pump(stdout, false)
+	go sh.rd.pump(stderr, true)
 	go func() {
 		sh.waitErr = sess.Wait()
 		close(sh.ended)
@@ -96,54 +91,26 @@ func (s *SSH) openShell(c *sshConn) (*shellSession, error) {
 	return sh, nil
 }
 
-// drain reads what is left on both streams until they end or wait
-// passes: the output of a session that ended before taking a program.
+// drain waits until both streams end or wait passes, and returns what
+// they brought: the output of a session that ended before taking a
+// program.
 func (sh *shellSession) drain(wait time.Duration) (ob, eb []byte) {
-	deadline := time.After(wait)
-	outCh, errCh := sh.out, sh.errs
-	for outCh != nil || errCh != nil {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for !sh.rd.bothEnded() {
 		select {
-		case b, ok := <-outCh:
-			if !ok {
-				outCh = nil
-			}
-			ob = append(ob, b...)
-		case b, ok := <-errCh:
-			if !ok {
-				errCh = nil
-			}
-			eb = append(eb, b...)
-		case <-deadline:
-			return ob, eb
+		case <-sh.rd.wake:
+		case <-t.C:
+			return sh.rd.bytes()
 		}
 	}
-	return ob, eb
-}
-
-func (sh *shellSession) pump(r io.Reader, ch chan<- []byte) {
-	defer close(ch)
-	defer sh.streamEnded.Store(true)
-	buf := make([]byte, shellChunkBuf)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			select {
-			case ch <- append([]byte(nil), buf[:n]...):
-			case <-sh.closing:
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
+	return sh.rd.bytes()
 }
 
 // close closes the channel at once (the program, if any, loses its
 // streams; sh gets EOF or SIGHUP from sshd).
 func (sh *shellSession) close() {
 	sh.closeOnce.Do(func() {
-		close(sh.closing)
 		_ = sh.sess.Close()
 		sh.conn.open.Add(-1)
 	})
@@ -167,7 +134,7 @@ func (sh *shellSession) closeGracefully() {
 // connection is c, it has not ended, nothing arrived since its last
 // program (that would be out of step), and it has not idled too long.
 func (sh *shellSession) usable(c *sshConn, now time.Time) bool {
-	if sh.conn != c || !c.alive() || sh.streamEnded.Load() || len(sh.out) > 0 || len(sh.errs) > 0 || now.Sub(sh.lastUse) > shellIdleMax {
+	if sh.conn != c || !c.alive() || !sh.rd.idleInStep() || now.Sub(sh.lastUse) > shellIdleMax {
 		return false
 	}
 	select {
@@ -317,6 +284,7 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 	m := newMarker()
 	s.programs.Add(1)
 	roundtrip.Count(ctx, roundtrip.SSH)
+	sh.rd.begin(&shellProgram{m: m, hello: sh.fresh})
 	if n, werr := sh.stdin.Write(frameProgram(line, m)); werr != nil {
 		if n == 0 {
 			// A fresh session that is already gone may be a login shell
@@ -331,47 +299,32 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 		}
 		return lost, false, false, newExecutorError(ErrConnectionLost, "%s: connection lost while sending the command (it may have run): %v", prefix, werr)
 	}
-	var ob, eb []byte
-	var (
-		stdout, stderr string
-		code           int
-		begun          bool
-		ost, est       = frameWaiting, frameWaiting
-	)
-	outCh, errCh := sh.out, sh.errs
 	// When one stream ends the other may still hold the last bytes (a
 	// login shell's complaint on stderr arrives after stdout closed), so
 	// it is read to its end too, for at most shellEndWait.
 	var endWait <-chan time.Time
-	streamDone := func() {
-		if endWait == nil {
+	for {
+		st := sh.rd.state()
+		p := st.prog
+		switch {
+		case p.ost == frameDesync || p.est == frameDesync:
+			return lost, false, false, s.desyncError(sh)
+		case p.ost == frameDone && p.est == frameDone:
+			sh.rd.finish()
+			sh.fresh = false
+			sh.lastUse = time.Now()
+			return Output{Stdout: p.stdout, Stderr: p.stderr, Code: p.code}, true, false, nil
+		case st.outEnded && st.errEnded:
+			ob, eb := sh.rd.bytes()
+			return s.shellEnded(ctx, sh, p.begun, ob, eb)
+		case (st.outEnded || st.errEnded) && endWait == nil:
 			endWait = time.After(shellEndWait)
 		}
-	}
-	for ost != frameDone || est != frameDone {
 		select {
-		case b, ok := <-outCh:
-			if !ok {
-				if outCh = nil; errCh == nil {
-					return s.shellEnded(ctx, sh, begun, ob, eb)
-				}
-				streamDone()
-				continue
-			}
-			ob = append(ob, b...)
-			stdout, code, begun, ost = stdoutFrame(ob, m, sh.fresh)
-		case b, ok := <-errCh:
-			if !ok {
-				if errCh = nil; outCh == nil {
-					return s.shellEnded(ctx, sh, begun, ob, eb)
-				}
-				streamDone()
-				continue
-			}
-			eb = append(eb, b...)
-			stderr, est = stderrFrame(eb, m, sh.fresh)
+		case <-sh.rd.wake:
 		case <-endWait:
-			return s.shellEnded(ctx, sh, begun, ob, eb)
+			ob, eb := sh.rd.bytes()
+			return s.shellEnded(ctx, sh, sh.rd.state().prog.begun, ob, eb)
 		case <-ctx.Done():
 			// The session is closed after this (never reused); the
 			// signal (best effort, as for an exec) ends its sh, so that
@@ -380,13 +333,7 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 			_ = sh.sess.Signal(ssh.SIGKILL)
 			return lost, false, false, cancelledError(prefix, true, ctx.Err())
 		}
-		if ost == frameDesync || est == frameDesync {
-			return lost, false, false, s.desyncError(sh)
-		}
 	}
-	sh.fresh = false
-	sh.lastUse = time.Now()
-	return Output{Stdout: stdout, Stderr: stderr, Code: code}, true, false, nil
 }
 
 // shellEnded answers for a session whose stream ended mid-program.
