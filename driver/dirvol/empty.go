@@ -16,13 +16,16 @@ import (
 // walk), i.e. most of the syscalls per create+delete pair.
 //
 // Crash safety, and where it is kept:
-//   - the metadata file is written, synced and renamed into place (and its
-//     directory synced) before the volume directory exists, so a volume
-//     that exists always has its metadata; a crash in between leaves only
-//     a metadata file that the retry (or the next create of the name)
-//     overwrites, and that nothing lists (listing walks the directories);
+//   - the metadata file is written in place and synced, and its directory
+//     synced, before the volume directory exists (writeNewJSON), so a
+//     volume that exists always has its whole metadata; a crash in
+//     between leaves only a metadata file, perhaps torn, that the retry
+//     (or the next create of the name) overwrites, and that nothing reads
+//     or lists (lookups and listings start from the directories);
 //   - the volume directory's entry is synced before CreateVolume answers,
-//     so a volume the CO was told about survives a power cut;
+//     so a volume the CO was told about survives a power cut. These three
+//     fsyncs (file, metadata directory, volumes directory) are the
+//     fewest POSIX allows for that order; nothing else is synced;
 //   - deletes are not synced: a delete lost to a crash leaves the volume,
 //     and the CO, having no answer or repeating the call, deletes it again.
 //

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Layout under controllerBasePath (democratic-csi compatible, plus
@@ -144,17 +146,22 @@ func removeFile(path string) error {
 	return err
 }
 
-// syncDir makes a directory's entries (a rename into it) durable.
+// syncDir makes a directory's entries (a rename, a mkdir, a new file in
+// it) durable. Direct system calls: os.Open would also register the
+// descriptor with the network poller (one failing epoll_ctl per call).
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
+	err = unix.Fsync(fd)
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		return &fs.PathError{Op: "close", Path: dir, Err: cerr}
 	}
-	return err
+	if err != nil {
+		return &fs.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
 }
 
 func (s store) readVolumeMeta(id string) (*volumeMeta, error) {

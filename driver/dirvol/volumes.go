@@ -81,7 +81,7 @@ func (d *Controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequ
 	}
 	if srcPath == "" && d.flavor.FastEmpty && d.plainEmpty() {
 		err = d.materializeEmpty(filepath.Join(d.store.base, volumesDir), id,
-			func() error { return writeJSON(metaPath, meta) },
+			func() error { return d.writeNewVolumeMeta(id, meta) },
 			func() { _ = removeFile(metaPath) })
 	} else {
 		err = d.materialize(filepath.Join(d.store.base, volumesDir), id,
