@@ -21,14 +21,24 @@ const floorChildEnv = "SWITCHYARD_BENCH_FLOOR_SOCKET"
 // floorWorkersEnv gives the empty server 16 stream workers, as the driver has.
 const floorWorkersEnv = "SWITCHYARD_BENCH_FLOOR_WORKERS"
 
-// floorController answers ValidateVolumeCapabilities without looking at
-// anything; every other method is unimplemented.
+// floorController answers without looking at anything; every method
+// not below is unimplemented.
 type floorController struct {
 	csipb.UnimplementedControllerServer
 }
 
 func (floorController) ValidateVolumeCapabilities(_ context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
 	return &csipb.ValidateVolumeCapabilitiesResponse{Confirmed: &csipb.ValidateVolumeCapabilitiesResponse_Confirmed{VolumeCapabilities: req.VolumeCapabilities}}, nil
+}
+
+// CreateVolume and DeleteVolume answer at once: the gRPC floor of
+// local-hostpath's create+delete pair (BenchmarkHostpathPairFloorProcess).
+func (floorController) CreateVolume(_ context.Context, req *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
+	return &csipb.CreateVolumeResponse{Volume: &csipb.Volume{VolumeId: req.GetName()}}, nil
+}
+
+func (floorController) DeleteVolume(context.Context, *csipb.DeleteVolumeRequest) (*csipb.DeleteVolumeResponse, error) {
+	return &csipb.DeleteVolumeResponse{}, nil
 }
 
 // floorIdentity answers Probe (the client's WaitReady) as ready.
@@ -76,12 +86,18 @@ func BenchmarkValidateFloorProcess(b *testing.B) {
 
 func validateFloor(b *testing.B, workers bool) {
 	for range b.N {
-		sock := filepath.Join(b.TempDir(), "floor.sock")
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), floorChildEnv+"="+sock)
-		if workers {
-			cmd.Env = append(cmd.Env, floorWorkersEnv+"=1")
-		}
-		validateBatch(b, startServing(b, cmd, sock))
+		validateBatch(b, startFloor(b, workers))
 	}
+}
+
+// startFloor runs this test binary as the empty CSI server (floorChild).
+func startFloor(b *testing.B, workers bool) driverProc {
+	b.Helper()
+	sock := filepath.Join(b.TempDir(), "floor.sock")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), floorChildEnv+"="+sock)
+	if workers {
+		cmd.Env = append(cmd.Env, floorWorkersEnv+"=1")
+	}
+	return startServing(b, cmd, sock)
 }
