@@ -82,6 +82,33 @@ func BenchmarkHostpathPairFSFloor(b *testing.B) {
 	}
 }
 
+// BenchmarkHostpathPairFSFloorGo is the same sequence as any goroutine
+// runs it (no locked thread), with the whole process's CPU (getrusage
+// RUSAGE_SELF): what Go's runtime adds around system calls that block
+// (an fsync that waits for the disk hands its P to another thread, and
+// takes one back after). On tmpfs nothing blocks, so the two agree.
+func BenchmarkHostpathPairFSFloorGo(b *testing.B) {
+	skipUnlessLinux(b)
+	for range b.N {
+		base := b.TempDir()
+		vdir, mdir := filepath.Join(base, "v"), filepath.Join(base, ".switchyard", "volumes")
+		for _, d := range []string{vdir, mdir} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		meta := []byte(`{"name":"pvc-0000","capacityBytes":0,"createdAt":"2026-11-27T00:00:00.000000000Z"}`)
+		cpu0 := selfCPU(b)
+		for i := range hostpathPairs {
+			id := fmt.Sprintf("pvc-%d", i)
+			if err := fsPair(filepath.Join(vdir, id), filepath.Join(mdir, id+".json"), vdir, mdir, meta); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(ms(selfCPU(b)-cpu0)/hostpathPairs, "cpu-ms/pair")
+	}
+}
+
 // fsFloor runs the pairs on one locked thread and reports its CPU.
 func fsFloor(b *testing.B, base string) {
 	vdir, mdir := filepath.Join(base, "v"), filepath.Join(base, ".switchyard", "volumes")
