@@ -33,3 +33,28 @@ func TestPeekIsGetUnmeasured(t *testing.T) {
 		t.Error("Peek of a missing dataset: no error")
 	}
 }
+
+// SnapshotNames answers Get's Snapshots, and Get's error for a name that
+// is not there.
+func TestSnapshotNamesIsGets(t *testing.T) {
+	m, _ := newModel(t, 10<<30)
+	must(t, m, "zfs create tank/a")
+	must(t, m, "zfs create -V 1M tank/vol")
+	must(t, m, "zfs snapshot tank/a@s1")
+	must(t, m, "zfs snapshot tank/a@s0")
+	must(t, m, "zfs snapshot tank/vol@v")
+	for _, name := range []string{"tank", "tank/a", "tank/vol", "tank/a@s1", "tank/missing", "bad//name", "tank/a@missing"} {
+		in, gerr := m.Get(name)
+		names, err := m.SnapshotNames(name)
+		if (gerr == nil) != (err == nil) || gerr != nil && gerr.Error() != err.Error() {
+			t.Errorf("SnapshotNames(%s) error %v; Get: %v", name, err, gerr)
+			continue
+		}
+		if gerr == nil && !reflect.DeepEqual(names, in.Snapshots) {
+			t.Errorf("SnapshotNames(%s) = %q; Get: %q", name, names, in.Snapshots)
+		}
+	}
+	if names, _ := m.SnapshotNames("tank/a"); !reflect.DeepEqual(names, []string{"tank/a@s1", "tank/a@s0"}) {
+		t.Errorf("SnapshotNames(tank/a) = %q, want creation order", names)
+	}
+}

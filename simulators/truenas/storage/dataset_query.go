@@ -13,6 +13,32 @@ type datasetExtra struct {
 	flat, children bool
 	entry          entryOpts
 	snaps          snapshotsExtra
+	// measure: the entries need what only zfsmodel.Get gives, a freshly
+	// measured dataset (a space figure among the properties asked for)
+	// or its lists (children, snapshots). Without it the rows come from
+	// zfsmodel.Peek: the middleware reads only the properties asked for,
+	// and walking each dataset's directory and sorting its children was
+	// most of the driver's DeleteVolume lookup (issue 16, seventh round).
+	measure bool
+}
+
+// measuredProps are the properties whose value Get measures and Peek may
+// show as last measured (zfsmodel's space accounting).
+var measuredProps = []string{"used", "available", "referenced", "logicalreferenced", "logicalused", "written",
+	"usedbydataset", "usedbysnapshots", "usedbychildren", "usedbyrefreservation"}
+
+// needsMeasure tells whether the entries x describes read anything that
+// zfsmodel.Peek leaves out or may show stale.
+func (x datasetExtra) needsMeasure() bool {
+	if x.children || x.snaps.list || x.snaps.count || x.entry.props == nil {
+		return true
+	}
+	for _, p := range measuredProps {
+		if x.entry.props[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshotsExtra are the extra.snapshots* options, which the middleware
@@ -52,6 +78,7 @@ func parseDatasetExtra(extra map[string]any) datasetExtra {
 			x.snaps.props = nil
 		}
 	}
+	x.measure = x.needsMeasure()
 	return x
 }
 
@@ -152,7 +179,11 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 		if isInternal(n) {
 			continue
 		}
-		in, err := s.m.Get(n)
+		get := s.m.Get
+		if !x.measure {
+			get = s.m.Peek
+		}
+		in, err := get(n)
 		if err != nil {
 			continue // destroyed meanwhile
 		}

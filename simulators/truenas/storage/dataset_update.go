@@ -20,7 +20,14 @@ func (s *service) datasetUpdate(c *middleware.Call, params []json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	cur, err := s.m.Get(id)
+	// Peek: a filesystem's validation reads the dataset's type and
+	// properties; only a volume's checks its used space (volsize against
+	// what is available), so only a volume is measured here (issue 16,
+	// seventh round). The answer is measured by datasetEntry either way.
+	cur, err := s.m.Peek(id)
+	if err == nil && cur.Type == zfsmodel.Volume {
+		cur, err = s.m.Get(id)
+	}
 	if err != nil || cur.Type == zfsmodel.Snapshot || isInternal(id) {
 		return nil, middleware.ValidationErrors{{Attribute: "id", Message: id + " does not exist", Errno: middleware.ENOENT}}
 	}
