@@ -58,3 +58,50 @@ func TestSnapshotNamesIsGets(t *testing.T) {
 		t.Errorf("SnapshotNames(tank/a) = %q, want creation order", names)
 	}
 }
+
+// PeekProps answers Peek with Props cut to the named native properties
+// (as Peek shows them: visible, applicable) and every user property.
+func TestPeekPropsIsPeekCut(t *testing.T) {
+	m, _ := newModel(t, 10<<30)
+	must(t, m, "zfs create -o acltype=posix -o org.test:label=x tank/parent")
+	must(t, m, "zfs create -o org.test:own=y -o readonly=on tank/parent/a")
+	must(t, m, "zfs create -V 1M tank/parent/vol")
+	must(t, m, "zfs snapshot tank/parent@s1")
+	must(t, m, "zfs clone tank/parent@s1 tank/clone")
+	sets := [][]string{nil, {}, {"readonly", "acltype", "aclmode"}, {"origin", "clones", "mountpoint"},
+		{"used", "avail", "available", "volsize", "volblocksize", "org.test:label", "nosuch", "readonly", "readonly"}}
+	for _, name := range []string{"tank", "tank/parent", "tank/parent/a", "tank/parent/vol", "tank/parent@s1", "tank/clone"} {
+		peek, err := m.Peek(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, set := range sets {
+			got, err := m.PeekProps(name, set...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := *peek
+			want.Props = map[string]PropValue{}
+			for k, pv := range peek.Props {
+				if isUserProp(k) || contains(set, k) {
+					want.Props[k] = pv
+				}
+			}
+			if !reflect.DeepEqual(got, &want) {
+				t.Errorf("PeekProps(%s, %q) = %+v\nwant %+v", name, set, got, &want)
+			}
+		}
+	}
+	if _, err := m.PeekProps("tank/missing", "used"); err == nil {
+		t.Error("PeekProps of a missing dataset: no error")
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -39,7 +39,7 @@ func (m *Model) Exists(name string) bool {
 
 // Get returns a dataset's description with freshly measured space figures.
 func (m *Model) Get(name string) (*Info, error) {
-	return m.get(name, true)
+	return m.get(name, true, nil)
 }
 
 // Peek is Get without measuring: the space figures are the last measured
@@ -50,7 +50,21 @@ func (m *Model) Get(name string) (*Info, error) {
 // updates: measuring that parent read its directory, one entry per
 // child, and sorted its children, on every create (issue 16).
 func (m *Model) Peek(name string) (*Info, error) {
-	return m.get(name, false)
+	return m.get(name, false, nil)
+}
+
+// PeekProps is Peek with only the named native properties in Props (those
+// that apply to the dataset; names that are not native properties are
+// ignored) beside every user property. Reading all ~80 native
+// properties (each resolved up the ancestors) into a fresh map was most
+// of a Peek, and the TrueNAS middleware's callers read two or three: the
+// type and ACL settings of a parent, a dataset query's asked-for
+// properties (issue 16, seventh round).
+func (m *Model) PeekProps(name string, props ...string) (*Info, error) {
+	if props == nil {
+		props = []string{}
+	}
+	return m.get(name, false, props)
 }
 
 // SnapshotNames is Get's Info.Snapshots (a dataset's snapshots, oldest
@@ -70,7 +84,9 @@ func (m *Model) SnapshotNames(name string) ([]string, error) {
 	return namesOf(d.snaps), nil
 }
 
-func (m *Model) get(name string, full bool) (*Info, error) {
+// get reads name's description; full measures it first and fills the
+// lists; only, when not nil, names the native properties to read.
+func (m *Model) get(name string, full bool, only []string) (*Info, error) {
 	if err := m.beginRead(); err != nil {
 		return nil, err
 	}
@@ -89,7 +105,11 @@ func (m *Model) get(name string, full bool) (*Info, error) {
 	in := &Info{
 		Name: d.full, Type: d.typ, GUID: d.guid, CreateTXG: d.txg, Creation: time.Unix(d.creation, 0),
 		Used: m.used(d), Referenced: d.sp.data, Mountpoint: m.mountpoint(d), Mounted: m.isMounted(d),
-		Props: make(map[string]PropValue, len(propTable)+len(users)),
+	}
+	if only == nil {
+		in.Props = make(map[string]PropValue, len(propTable)+len(users))
+	} else {
+		in.Props = make(map[string]PropValue, len(only)+len(users))
 	}
 	if full {
 		in.Clones, in.Snapshots, in.Children = namesOf(d.sortedClones()), namesOf(d.snaps), namesOf(d.sortedChildren())
@@ -106,12 +126,14 @@ func (m *Model) get(name string, full bool) (*Info, error) {
 		in.Volsize = numProp(d, "volsize")
 		in.Volblocksize = volBlockSize(d)
 	}
-	for _, p := range propTable {
-		if !p.visible {
-			continue
+	if only == nil {
+		for _, p := range propTable {
+			m.addProp(in, d, p)
 		}
-		if pv, ok := m.nativeProp(d, p, true); ok {
-			in.Props[p.name] = pv
+	}
+	for _, name := range only {
+		if p := lookupProp(name); p != nil && p.name == name {
+			m.addProp(in, d, p)
 		}
 	}
 	for _, k := range users {
@@ -119,6 +141,17 @@ func (m *Model) get(name string, full bool) (*Info, error) {
 		in.Props[k] = pv
 	}
 	return in, nil
+}
+
+// addProp puts native property p into in.Props as get shows it: visible
+// and applicable to d.
+func (m *Model) addProp(in *Info, d *dataset, p *propDesc) {
+	if !p.visible {
+		return
+	}
+	if pv, ok := m.nativeProp(d, p, true); ok {
+		in.Props[p.name] = pv
+	}
 }
 
 // GetProperty returns one property as zfs get shows it (literal: as -p).

@@ -16,7 +16,7 @@ type datasetExtra struct {
 	// measure: the entries need what only zfsmodel.Get gives, a freshly
 	// measured dataset (a space figure among the properties asked for)
 	// or its lists (children, snapshots). Without it the rows come from
-	// zfsmodel.Peek: the middleware reads only the properties asked for,
+	// zfsmodel.PeekProps: the middleware reads only the properties asked for,
 	// and walking each dataset's directory and sorting its children was
 	// most of the driver's DeleteVolume lookup (issue 16, seventh round).
 	measure bool
@@ -172,6 +172,12 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 			names = namesMatching(names, filters)
 		}
 	}
+	var asked []string // the properties the unmeasured rows read
+	if !x.measure {
+		for p := range x.entry.props {
+			asked = append(asked, p)
+		}
+	}
 	entries := map[string]map[string]any{}
 	kids := map[string][]string{}
 	var order []string
@@ -179,11 +185,13 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 		if isInternal(n) {
 			continue
 		}
-		get := s.m.Get
-		if !x.measure {
-			get = s.m.Peek
+		var in *zfsmodel.Info
+		var err error
+		if x.measure {
+			in, err = s.m.Get(n)
+		} else {
+			in, err = s.m.PeekProps(n, asked...)
 		}
-		in, err := get(n)
 		if err != nil {
 			continue // destroyed meanwhile
 		}

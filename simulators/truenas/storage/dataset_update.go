@@ -20,11 +20,12 @@ func (s *service) datasetUpdate(c *middleware.Call, params []json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	// Peek: a filesystem's validation reads the dataset's type and
-	// properties; only a volume's checks its used space (volsize against
-	// what is available), so only a volume is measured here (issue 16,
-	// seventh round). The answer is measured by datasetEntry either way.
-	cur, err := s.m.Peek(id)
+	// A filesystem's validation reads the dataset's type, ACL settings
+	// and user properties; only a volume's checks its used space (volsize
+	// against what is available) and its block size, so only a volume is
+	// measured here and read whole (issue 16, seventh round). The answer
+	// is measured by datasetEntry either way.
+	cur, err := s.m.PeekProps(id, fsValidationProps...)
 	if err == nil && cur.Type == zfsmodel.Volume {
 		cur, err = s.m.Get(id)
 	}
