@@ -20,11 +20,12 @@ func snapshotEntry(in *zfsmodel.Info, props map[string]bool, holds, retention bo
 			continue
 		}
 		if isUserProp(k) {
-			pm[k] = map[string]any{"value": pv.Value, "rawvalue": pv.Value, "parsed": pv.Value, "source": sourceName(pv.Source)}
+			var v any = pv.Value // one boxed copy for the three forms
+			pm[k] = map[string]any{"value": v, "rawvalue": v, "parsed": v, "source": sourceValue(pv.Source)}
 			continue
 		}
 		pm[k] = map[string]any{"value": human(k, pv.Value), "rawvalue": pv.Value, "parsed": parsed(k, pv.Value),
-			"source": sourceName(pv.Source)}
+			"source": sourceValue(pv.Source)}
 	}
 	e := middleware.Row{
 		"id": in.Name, "name": in.Name, "pool": pool, "type": "SNAPSHOT",
