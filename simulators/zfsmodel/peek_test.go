@@ -59,9 +59,11 @@ func TestSnapshotNamesIsGets(t *testing.T) {
 	}
 }
 
-// PeekProps answers Peek with Props cut to the named native properties
-// (as Peek shows them: visible, applicable) and every user property.
-func TestPeekPropsIsPeekCut(t *testing.T) {
+// PeekProps answers Peek, and GetProps Get, with Props cut to the named
+// native properties (as Peek shows them: visible, applicable) and every
+// user property. (Nothing writes to the datasets: measured and unmeasured
+// figures agree.)
+func TestPropsAreCut(t *testing.T) {
 	m, _ := newModel(t, 10<<30)
 	must(t, m, "zfs create -o acltype=posix -o org.test:label=x tank/parent")
 	must(t, m, "zfs create -o org.test:own=y -o readonly=on tank/parent/a")
@@ -89,6 +91,19 @@ func TestPeekPropsIsPeekCut(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, &want) {
 				t.Errorf("PeekProps(%s, %q) = %+v\nwant %+v", name, set, got, &want)
+			}
+			full, err := m.Get(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotFull, err := m.GetProps(name, set...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFull := *full
+			wantFull.Props = want.Props
+			if !reflect.DeepEqual(gotFull, &wantFull) {
+				t.Errorf("GetProps(%s, %q) = %+v\nwant %+v", name, set, gotFull, &wantFull)
 			}
 		}
 	}

@@ -66,6 +66,16 @@ var entryProps = []entryProp{
 	{"snapdev", "snapdev", upper},
 }
 
+// entryPropNames are the native properties an entry of every property
+// reads (baseEntry): entryProps' and the mountpoint.
+var entryPropNames = func() []string {
+	out := []string{"mountpoint"}
+	for _, p := range entryProps {
+		out = append(out, p.zfs)
+	}
+	return out
+}()
+
 // internalUserProps are the user properties the middleware shows as
 // attributes of their own (comments, managedby, ...) rather than in
 // user_properties.

@@ -172,8 +172,10 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 			names = namesMatching(names, filters)
 		}
 	}
-	var asked []string // the properties the unmeasured rows read
-	if !x.measure {
+	// the native properties the entries read (zfsmodel reads only these)
+	asked := entryPropNames
+	if x.entry.props != nil {
+		asked = make([]string, 0, len(x.entry.props))
 		for p := range x.entry.props {
 			asked = append(asked, p)
 		}
@@ -188,7 +190,7 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 		var in *zfsmodel.Info
 		var err error
 		if x.measure {
-			in, err = s.m.Get(n)
+			in, err = s.m.GetProps(n, asked...)
 		} else {
 			in, err = s.m.PeekProps(n, asked...)
 		}
