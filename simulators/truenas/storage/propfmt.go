@@ -1,10 +1,13 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
@@ -50,7 +53,7 @@ func niceNum(num uint64, withB bool) string {
 	}
 	div := math.Pow(1024, float64(index))
 	if index == 0 || num%uint64(div) == 0 {
-		return fmt.Sprintf("%d%s", n, units[index])
+		return strconv.FormatUint(n, 10) + units[index]
 	}
 	var s string
 	for i := 2; i >= 0; i-- {
@@ -65,7 +68,7 @@ func niceNum(num uint64, withB bool) string {
 // human is what zfs get (without -p) prints for a property whose literal
 // value is raw.
 func human(prop, raw string) string {
-	n, err := strconv.ParseUint(raw, 10, 64)
+	n, err := parseUint(raw)
 	switch {
 	case prop == "creation" && err == nil:
 		t := time.Unix(int64(n), 0).Local()
@@ -92,12 +95,12 @@ func parsed(prop, raw string) any { return parsedOr(prop, raw, raw) }
 // literal value itself.
 func parsedOr(prop, raw string, rawAny any) any {
 	if prop == "creation" {
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		if n, err := parseInt(raw); err == nil {
 			return map[string]any{"$date": n * 1000}
 		}
 	}
 	if byteStats[prop] || noneZero[prop] || sizes[prop] || plainNumbers[prop] {
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		if n, err := parseInt(raw); err == nil {
 			if noneZero[prop] && n == 0 {
 				return nil
 			}
@@ -185,7 +188,70 @@ func userPropEntry(pv zfsmodel.PropValue) map[string]any {
 	}
 }
 
-func upper(s string) any { return strings.ToUpper(s) }
+// upper is the middleware's upper-casing of an enum value. The values are
+// a property's few choices, so each is upper-cased and boxed once and
+// kept (upperCache; at most maxUpperCached of them): ToUpper and the
+// boxing were two allocations per enum property per entry (issue 16,
+// seventh round).
+func upper(s string) any {
+	if v, ok := upperCache.Load(s); ok {
+		return v
+	}
+	var v any = strings.ToUpper(s)
+	if upperCached.Load() < maxUpperCached {
+		if _, loaded := upperCache.LoadOrStore(s, v); !loaded {
+			upperCached.Add(1)
+		}
+	}
+	return v
+}
+
+var (
+	upperCache  sync.Map // string -> any (its upper case)
+	upperCached atomic.Int64
+)
+
+const maxUpperCached = 1024
+
+// errNotNumber is what parseUint and parseInt answer for a value that is
+// not digits, without strconv's *NumError: most values parsed per entry
+// are words ("on", "lz4", "-"), and each error allocated a copy of the
+// value (issue 16, seventh round).
+var errNotNumber = errors.New("not a number")
+
+// parseUint is strconv.ParseUint(s, 10, 64), whose errors are errNotNumber
+// for anything but digits.
+func parseUint(s string) (uint64, error) {
+	if !digits(s) {
+		return 0, errNotNumber
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+// parseInt is strconv.ParseInt(s, 10, 64), likewise.
+func parseInt(s string) (int64, error) {
+	t := s
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	if !digits(t) {
+		return 0, errNotNumber
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// digits: s is one or more ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // nullNone is the middleware's _null: "none" becomes null.
 func nullNone(s string) any {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,5 +59,36 @@ func TestPropEntryIsTheMapOfForms(t *testing.T) {
 	}
 	if n == 0 || !strings.Contains(sourceName(zfsmodel.SourceInherited), "INHERITED") {
 		t.Fatal("nothing compared")
+	}
+}
+
+// parseUint and parseInt answer what strconv does (the value, and whether
+// it is an error) for words, signs, blanks, overflow and digits.
+func TestParseIsStrconv(t *testing.T) {
+	in := []string{"", "0", "1", "007", "-", "+", "-1", "+1", "--1", "+-1", "1-", " 1", "1 ", "1_000", "0x10", "1e3",
+		"1.5", "on", "-0", "18446744073709551615", "18446744073709551616", "9223372036854775807",
+		"9223372036854775808", "-9223372036854775808", "-9223372036854775809", "٣", "1\x00"}
+	for _, s := range in {
+		u, uerr := parseUint(s)
+		su, suerr := strconv.ParseUint(s, 10, 64)
+		if (uerr == nil) != (suerr == nil) || uerr == nil && u != su {
+			t.Errorf("parseUint(%q) = %d, %v; strconv: %d, %v", s, u, uerr, su, suerr)
+		}
+		i, ierr := parseInt(s)
+		si, sierr := strconv.ParseInt(s, 10, 64)
+		if (ierr == nil) != (sierr == nil) || ierr == nil && i != si {
+			t.Errorf("parseInt(%q) = %d, %v; strconv: %d, %v", s, i, ierr, si, sierr)
+		}
+	}
+}
+
+// upper answers strings.ToUpper, from its cache the second time too.
+func TestUpperIsToUpper(t *testing.T) {
+	for round := 0; round < 2; round++ {
+		for _, s := range []string{"on", "off", "lz4", "zstd-3", "posix", "ON", "", "mixedCase", "ß"} {
+			if got := upper(s); got != strings.ToUpper(s) {
+				t.Errorf("upper(%q) = %v, want %q", s, got, strings.ToUpper(s))
+			}
+		}
 	}
 }
