@@ -84,28 +84,36 @@ func (m *Model) PeekProps(name string, props ...string) (*Info, error) {
 // names, and Get's walk of the dataset's directory and its ~80
 // properties were most of that query's cost (issue 16, seventh round).
 func (m *Model) SnapshotNames(name string) ([]string, error) {
-	if err := m.beginRead(); err != nil {
-		return nil, err
-	}
-	defer m.mu.RUnlock()
-	d, err := m.open(name, AnyType)
+	d, err := m.beginOpen(name)
 	if err != nil {
 		return nil, err
 	}
+	defer m.mu.RUnlock()
 	return namesOf(d.snaps), nil
+}
+
+// beginOpen is beginRead and open(name, AnyType): on success the caller
+// holds the read lock and releases it.
+func (m *Model) beginOpen(name string) (*dataset, error) {
+	if err := m.beginRead(); err != nil {
+		return nil, err
+	}
+	d, err := m.open(name, AnyType)
+	if err != nil {
+		m.mu.RUnlock()
+		return nil, err
+	}
+	return d, nil
 }
 
 // get reads name's description; full measures it first and fills the
 // lists; only, when not nil, names the native properties to read.
 func (m *Model) get(name string, full bool, only []string) (*Info, error) {
-	if err := m.beginRead(); err != nil {
-		return nil, err
-	}
-	defer m.mu.RUnlock()
-	d, err := m.open(name, AnyType)
+	d, err := m.beginOpen(name)
 	if err != nil {
 		return nil, err
 	}
+	defer m.mu.RUnlock()
 	if full {
 		m.freshen()
 		m.refresh(d)

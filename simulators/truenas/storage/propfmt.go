@@ -213,44 +213,32 @@ var (
 
 const maxUpperCached = 1024
 
-// errNotNumber is what parseUint and parseInt answer for a value that is
-// not digits, without strconv's *NumError: most values parsed per entry
-// are words ("on", "lz4", "-"), and each error allocated a copy of the
-// value (issue 16, seventh round).
+// errNotNumber is what parseUint and parseInt answer for a value that
+// does not start as a number, without strconv's *NumError: most values
+// parsed per entry are words ("on", "lz4", "-"), and each error allocated
+// a copy of the value (issue 16, seventh round). strconv still judges
+// the rest (and errs on "1x").
 var errNotNumber = errors.New("not a number")
 
-// parseUint is strconv.ParseUint(s, 10, 64), whose errors are errNotNumber
-// for anything but digits.
+// parseUint is strconv.ParseUint(s, 10, 64) (errNotNumber for a value
+// that does not start with a digit).
 func parseUint(s string) (uint64, error) {
-	if !digits(s) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
 		return 0, errNotNumber
 	}
 	return strconv.ParseUint(s, 10, 64)
 }
 
-// parseInt is strconv.ParseInt(s, 10, 64), likewise.
+// parseInt is strconv.ParseInt(s, 10, 64), likewise after a sign.
 func parseInt(s string) (int64, error) {
 	t := s
 	if t != "" && (t[0] == '+' || t[0] == '-') {
 		t = t[1:]
 	}
-	if !digits(t) {
+	if t == "" || t[0] < '0' || t[0] > '9' {
 		return 0, errNotNumber
 	}
 	return strconv.ParseInt(s, 10, 64)
-}
-
-// digits: s is one or more ASCII digits.
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // nullNone is the middleware's _null: "none" becomes null.
