@@ -230,6 +230,9 @@ func userPropCandidates(d *dataset) []string {
 				out = append(out, k)
 			}
 		}
+		if len(x.recvd) == 0 {
+			continue // most datasets received nothing: no map iteration
+		}
 		for k := range x.recvd {
 			if isUserProp(k) && lookupProp(k) == nil {
 				out = append(out, k)
