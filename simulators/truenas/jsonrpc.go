@@ -129,13 +129,7 @@ func (c *rpcConn) handle(data []byte) {
 			c.sendError(req.id, code, msg, data)
 			return
 		}
-		result, err := middleware.Encode(out.result)
-		if err != nil {
-			c.sendError(req.id, rpcInternalError, "Internal error", map[string]any{"error": 22, "errname": "EINVAL",
-				"reason": "the result cannot be encoded: " + err.Error(), "trace": nil, "extra": nil})
-			return
-		}
-		c.sendResult(req.id, result)
+		c.sendResult(req.id, out.result)
 	})
 }
 
@@ -168,11 +162,24 @@ func (c *rpcConn) write(data []byte) {
 	c.ws.Write(ctx, websocket.MessageText, data)
 }
 
-// sendResult sends a result answer (resultMessage).
-func (c *rpcConn) sendResult(id json.RawMessage, result []byte) {
-	if data, err := resultMessage(id, result); err == nil {
-		c.write(data)
+// sendResult sends a result answer, resultMessage(id, Encode(result)),
+// encoding the result in place in a pooled buffer (answerBuffers); a
+// result that cannot be encoded is answered with an error.
+func (c *rpcConn) sendResult(id json.RawMessage, result any) {
+	buf := getAnswerBuffer()
+	defer putAnswerBuffer(buf)
+	data, err := appendResultHead(*buf, id)
+	if err != nil {
+		return
 	}
+	if data, err = middleware.AppendEncoded(data, result); err != nil {
+		c.sendError(id, rpcInternalError, "Internal error", map[string]any{"error": 22, "errname": "EINVAL",
+			"reason": "the result cannot be encoded: " + err.Error(), "trace": nil, "extra": nil})
+		return
+	}
+	data = append(data, '}')
+	c.write(data)
+	*buf = data
 }
 
 // resultMessage is the bytes json.Marshal makes of {"jsonrpc": "2.0",
@@ -182,16 +189,23 @@ func (c *rpcConn) sendResult(id json.RawMessage, result []byte) {
 // (issue 16). result is json.Marshal's output (or middleware.Encode's,
 // the same bytes), compact and escaped.
 func resultMessage(id json.RawMessage, result []byte) ([]byte, error) {
+	data, err := appendResultHead(make([]byte, 0, len(id)+len(result)+40), id)
+	if err != nil {
+		return nil, err
+	}
+	data = append(data, result...)
+	return append(data, '}'), nil
+}
+
+// appendResultHead appends what resultMessage writes before the result.
+func appendResultHead(dst []byte, id json.RawMessage) ([]byte, error) {
 	idb, err := json.Marshal(id)
 	if err != nil {
 		return nil, err
 	}
-	data := make([]byte, 0, len(idb)+len(result)+40)
-	data = append(data, `{"id":`...)
-	data = append(data, idb...)
-	data = append(data, `,"jsonrpc":"2.0","result":`...)
-	data = append(data, result...)
-	return append(data, '}'), nil
+	dst = append(dst, `{"id":`...)
+	dst = append(dst, idb...)
+	return append(dst, `,"jsonrpc":"2.0","result":`...), nil
 }
 
 // sendError sends an error answer; id nil is JSON null.

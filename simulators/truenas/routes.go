@@ -57,10 +57,14 @@ func versionString(year, month, patch int) string {
 
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := middleware.Encode(v)
+	buf := getAnswerBuffer()
+	defer putAnswerBuffer(buf)
+	data, err := middleware.AppendEncoded(*buf, v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		data, _ = json.Marshal(map[string]any{"message": "encoding the result: " + err.Error()})
+	} else {
+		*buf = data
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -1,6 +1,7 @@
 package zfsmodel
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,6 +45,9 @@ func TestDirBytesIsWalkDir(t *testing.T) {
 	write("sub/deeper/c", 5000)
 	write("child/d", 90000) // a child filesystem's directory: skipped at the top only
 	write("sub/child/e", 30000)
+	for i := 0; i < 700; i++ { // more entries than one getdents buffer holds
+		write(fmt.Sprintf("many/file-with-a-longer-name-%04d", i), 1+i*7)
+	}
 	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}

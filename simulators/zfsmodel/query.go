@@ -1,6 +1,7 @@
 package zfsmodel
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,7 +40,17 @@ func (m *Model) Exists(name string) bool {
 
 // Get returns a dataset's description with freshly measured space figures.
 func (m *Model) Get(name string) (*Info, error) {
-	return m.get(name, true)
+	return m.get(name, true, nil)
+}
+
+// GetProps is Get with only the named native properties in Props, as
+// PeekProps cuts them: the TrueNAS dataset entry reports ~40 of the ~80
+// (issue 16, seventh round).
+func (m *Model) GetProps(name string, props ...string) (*Info, error) {
+	if props == nil {
+		props = []string{}
+	}
+	return m.get(name, true, props)
 }
 
 // Peek is Get without measuring: the space figures are the last measured
@@ -50,29 +61,74 @@ func (m *Model) Get(name string) (*Info, error) {
 // updates: measuring that parent read its directory, one entry per
 // child, and sorted its children, on every create (issue 16).
 func (m *Model) Peek(name string) (*Info, error) {
-	return m.get(name, false)
+	return m.get(name, false, nil)
 }
 
-func (m *Model) get(name string, full bool) (*Info, error) {
-	if err := m.beginRead(); err != nil {
-		return nil, err
+// PeekProps is Peek with only the named native properties in Props (those
+// that apply to the dataset; names that are not native properties are
+// ignored) beside every user property. Reading all ~80 native
+// properties (each resolved up the ancestors) into a fresh map was most
+// of a Peek, and the TrueNAS middleware's callers read two or three: the
+// type and ACL settings of a parent, a dataset query's asked-for
+// properties (issue 16, seventh round).
+func (m *Model) PeekProps(name string, props ...string) (*Info, error) {
+	if props == nil {
+		props = []string{}
 	}
-	defer m.mu.RUnlock()
-	d, err := m.open(name, AnyType)
+	return m.get(name, false, props)
+}
+
+// SnapshotNames is Get's Info.Snapshots (a dataset's snapshots, oldest
+// first; none for a snapshot) without measuring the dataset or reading
+// its properties: the TrueNAS snapshot query by dataset wants only the
+// names, and Get's walk of the dataset's directory and its ~80
+// properties were most of that query's cost (issue 16, seventh round).
+func (m *Model) SnapshotNames(name string) ([]string, error) {
+	d, err := m.beginOpen(name)
 	if err != nil {
 		return nil, err
 	}
+	defer m.mu.RUnlock()
+	return namesOf(d.snaps), nil
+}
+
+// beginOpen is beginRead and open(name, AnyType): on success the caller
+// holds the read lock and releases it.
+func (m *Model) beginOpen(name string) (*dataset, error) {
+	if err := m.beginRead(); err != nil {
+		return nil, err
+	}
+	d, err := m.open(name, AnyType)
+	if err != nil {
+		m.mu.RUnlock()
+		return nil, err
+	}
+	return d, nil
+}
+
+// get reads name's description; full measures it first and fills the
+// lists; only, when not nil, names the native properties to read.
+func (m *Model) get(name string, full bool, only []string) (*Info, error) {
+	d, err := m.beginOpen(name)
+	if err != nil {
+		return nil, err
+	}
+	defer m.mu.RUnlock()
 	if full {
 		m.freshen()
 		m.refresh(d)
 	}
 	m.spaceMu.Lock()
 	defer m.spaceMu.Unlock()
-	users := userPropNames(d)
+	users := userPropCandidates(d)
 	in := &Info{
 		Name: d.full, Type: d.typ, GUID: d.guid, CreateTXG: d.txg, Creation: time.Unix(d.creation, 0),
 		Used: m.used(d), Referenced: d.sp.data, Mountpoint: m.mountpoint(d), Mounted: m.isMounted(d),
-		Props: make(map[string]PropValue, len(propTable)+len(users)),
+	}
+	if only == nil {
+		in.Props = make(map[string]PropValue, len(propTable)+len(users))
+	} else {
+		in.Props = make(map[string]PropValue, len(only)+len(users))
 	}
 	if full {
 		in.Clones, in.Snapshots, in.Children = namesOf(d.sortedClones()), namesOf(d.snaps), namesOf(d.sortedChildren())
@@ -89,19 +145,33 @@ func (m *Model) get(name string, full bool) (*Info, error) {
 		in.Volsize = numProp(d, "volsize")
 		in.Volblocksize = volBlockSize(d)
 	}
-	for _, p := range propTable {
-		if !p.visible {
-			continue
+	if only == nil {
+		for _, p := range propTable {
+			m.addProp(in, d, p)
 		}
-		if pv, ok := m.nativeProp(d, p, true); ok {
-			in.Props[p.name] = pv
+	}
+	for _, name := range only {
+		if p := lookupProp(name); p != nil && p.name == name {
+			m.addProp(in, d, p)
 		}
 	}
 	for _, k := range users {
-		pv, _ := userProp(d, k)
-		in.Props[k] = pv
+		if pv, ok := userProp(d, k); ok {
+			in.Props[k] = pv
+		}
 	}
 	return in, nil
+}
+
+// addProp puts native property p into in.Props as get shows it: visible
+// and applicable to d.
+func (m *Model) addProp(in *Info, d *dataset, p *propDesc) {
+	if !p.visible {
+		return
+	}
+	if pv, ok := m.nativeProp(d, p, true); ok {
+		in.Props[p.name] = pv
+	}
 }
 
 // GetProperty returns one property as zfs get shows it (literal: as -p).
@@ -137,24 +207,40 @@ func (m *Model) GetProperty(name, prop string, literal bool) (PropValue, error) 
 
 // userPropNames lists the user properties set on d or inherited by it.
 func userPropNames(d *dataset) []string {
-	seen := map[string]bool{}
-	for x := d; x != nil; x = x.parent {
-		for _, mp := range []map[string]string{x.local, x.recvd} {
-			for k := range mp {
-				if lookupProp(k) == nil && isUserProp(k) {
-					seen[k] = true
-				}
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
+	c := userPropCandidates(d)
+	out := c[:0]
+	for _, k := range c {
 		if _, _, _, ok := resolve(d, k, true); ok {
 			out = append(out, k)
 		}
 	}
-	sort.Strings(out)
 	return out
+}
+
+// userPropCandidates lists, sorted and once each, the user properties
+// set (locally or received) on d or an ancestor: userPropNames before
+// resolving, which an inherit marker may leave unset. A sorted slice,
+// not a set: a map per read was a tenth of a TrueNAS dataset read
+// (issue 16, seventh round; TestUserPropNamesIsTheSet).
+func userPropCandidates(d *dataset) []string {
+	var out []string
+	for x := d; x != nil; x = x.parent {
+		for k := range x.local {
+			if isUserProp(k) && lookupProp(k) == nil {
+				out = append(out, k)
+			}
+		}
+		if len(x.recvd) == 0 {
+			continue // most datasets received nothing: no map iteration
+		}
+		for k := range x.recvd {
+			if isUserProp(k) && lookupProp(k) == nil {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // List returns the names below root (itself included) of the given types

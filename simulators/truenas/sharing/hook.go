@@ -12,7 +12,10 @@ import (
 // mappings, and targets left without LUNs) and namespaces on it go.
 func (s *Service) datasetDeleted(c *middleware.Call, ds string) error {
 	mountpoint := "/mnt/" + ds
-	if info, err := s.model.Get(ds); err == nil && info.Mountpoint != "" {
+	// PeekProps: the mountpoint is all this reads; measuring the dataset
+	// and reading its ~80 properties was 3 % of the simulator's CPU per
+	// create + delete pair (issue 16, seventh round).
+	if info, err := s.model.PeekProps(ds); err == nil && info.Mountpoint != "" {
 		mountpoint = info.Mountpoint
 	}
 	zvol := "zvol/" + ds

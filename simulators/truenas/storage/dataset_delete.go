@@ -33,11 +33,12 @@ func (s *service) datasetDelete(c *middleware.Call, params []json.RawMessage) (a
 		return nil, err
 	}
 	recursive := o.boolean("recursive")
-	// Peek: the type is all the delete reads, and measuring the dataset
+	// PeekProps: the type is all the delete reads, and measuring the dataset
 	// (a walk of its directory) for it was a few percent of the
-	// simulator's CPU per delete (issue 16, sixth round). Its children
-	// are the subtree's other members.
-	in, err := s.m.Peek(id)
+	// simulator's CPU per delete (issue 16, sixth round), reading its
+	// properties a few more (seventh). Its children are the subtree's
+	// other members.
+	in, err := s.m.PeekProps(id)
 	if err != nil || in.Type == zfsmodel.Snapshot || isInternal(id) {
 		return nil, middleware.NotFound("PoolDataset", id)
 	}

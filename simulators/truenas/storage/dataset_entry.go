@@ -66,6 +66,16 @@ var entryProps = []entryProp{
 	{"snapdev", "snapdev", upper},
 }
 
+// entryPropNames are the native properties an entry of every property
+// reads (baseEntry): entryProps' and the mountpoint.
+var entryPropNames = func() []string {
+	out := []string{"mountpoint"}
+	for _, p := range entryProps {
+		out = append(out, p.zfs)
+	}
+	return out
+}()
+
 // internalUserProps are the user properties the middleware shows as
 // attributes of their own (comments, managedby, ...) rather than in
 // user_properties.
@@ -92,7 +102,7 @@ func baseEntry(in *zfsmodel.Info, o entryOpts) map[string]any {
 	e := make(map[string]any, len(entryProps)+16)
 	e["id"], e["name"], e["pool"], e["type"] = in.Name, in.Name, pool, typ
 	e["encrypted"], e["encryption_root"], e["key_loaded"], e["locked"] = false, nil, false, false
-	e["children"], e["user_properties"] = []any{}, map[string]any{}
+	e["children"] = []any{}
 	want := func(p string) bool { return o.props == nil || o.props[p] }
 	for _, p := range entryProps {
 		if !want(p.zfs) {
@@ -124,15 +134,15 @@ func baseEntry(in *zfsmodel.Info, o entryOpts) map[string]any {
 	if typ == "VOLUME" {
 		e["mountpoint"] = nil
 	}
+	up := map[string]any{}
 	if o.userProps {
-		up := map[string]any{}
 		for k, pv := range in.Props {
 			if isUserProp(k) && !internalUserProps[k] {
 				up[k] = userPropEntry(pv)
 			}
 		}
-		e["user_properties"] = up
 	}
+	e["user_properties"] = up
 	return e
 }
 

@@ -13,6 +13,32 @@ type datasetExtra struct {
 	flat, children bool
 	entry          entryOpts
 	snaps          snapshotsExtra
+	// measure: the entries need what only zfsmodel.Get gives, a freshly
+	// measured dataset (a space figure among the properties asked for)
+	// or its lists (children, snapshots). Without it the rows come from
+	// zfsmodel.PeekProps: the middleware reads only the properties asked for,
+	// and walking each dataset's directory and sorting its children was
+	// most of the driver's DeleteVolume lookup (issue 16, seventh round).
+	measure bool
+}
+
+// measuredProps are the properties whose value Get measures and Peek may
+// show as last measured (zfsmodel's space accounting).
+var measuredProps = []string{"used", "available", "referenced", "logicalreferenced", "logicalused", "written",
+	"usedbydataset", "usedbysnapshots", "usedbychildren", "usedbyrefreservation"}
+
+// needsMeasure tells whether the entries x describes read anything that
+// zfsmodel.Peek leaves out or may show stale.
+func (x datasetExtra) needsMeasure() bool {
+	if x.children || x.snaps.list || x.snaps.count || x.entry.props == nil {
+		return true
+	}
+	for _, p := range measuredProps {
+		if x.entry.props[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshotsExtra are the extra.snapshots* options, which the middleware
@@ -52,6 +78,7 @@ func parseDatasetExtra(extra map[string]any) datasetExtra {
 			x.snaps.props = nil
 		}
 	}
+	x.measure = x.needsMeasure()
 	return x
 }
 
@@ -145,6 +172,14 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 			names = namesMatching(names, filters)
 		}
 	}
+	// the native properties the entries read (zfsmodel reads only these)
+	asked := entryPropNames
+	if x.entry.props != nil {
+		asked = make([]string, 0, len(x.entry.props))
+		for p := range x.entry.props {
+			asked = append(asked, p)
+		}
+	}
 	entries := map[string]map[string]any{}
 	kids := map[string][]string{}
 	var order []string
@@ -152,7 +187,13 @@ func (s *service) datasetRows(filters []any, x datasetExtra) ([]middleware.Row, 
 		if isInternal(n) {
 			continue
 		}
-		in, err := s.m.Get(n)
+		var in *zfsmodel.Info
+		var err error
+		if x.measure {
+			in, err = s.m.GetProps(n, asked...)
+		} else {
+			in, err = s.m.PeekProps(n, asked...)
+		}
 		if err != nil {
 			continue // destroyed meanwhile
 		}
@@ -247,20 +288,22 @@ func (s *service) datasetGetInstance(_ *middleware.Call, params []json.RawMessag
 
 // datasetEntry is get_instance of name for the handlers' results
 // (create and update answer with the dataset's entry), without encoding
-// the id and filters to JSON for the query to decode them again.
+// the id and filters to JSON for the query to decode them again, nor
+// compiling the filter: the entry is the row whose id is name, as the
+// query's "=" on a string picks it (issue 16, seventh round).
 // TestDatasetEntryIsGetInstance compares it with the method.
 func (s *service) datasetEntry(name string) (any, error) {
-	filters := []any{[]any{"id", "=", name}}
-	rows, err := s.datasetRows(filters, parseDatasetExtra(nil))
+	rows, err := s.datasetRows([]any{[]any{"id", "=", name}}, defaultDatasetExtra)
 	if err != nil {
 		return nil, err
 	}
-	res, err := middleware.Query(rows, filters, middleware.QueryOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if l, _ := res.([]middleware.Row); len(l) > 0 {
-		return l[0], nil
+	for _, r := range rows {
+		if id, _ := r["id"].(string); id == name {
+			return r, nil
+		}
 	}
 	return nil, middleware.NotFound("PoolDataset", name)
 }
+
+// defaultDatasetExtra is a query's extra without options (read only).
+var defaultDatasetExtra = parseDatasetExtra(nil)

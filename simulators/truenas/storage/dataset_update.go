@@ -20,7 +20,15 @@ func (s *service) datasetUpdate(c *middleware.Call, params []json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	cur, err := s.m.Get(id)
+	// A filesystem's validation reads the dataset's type, ACL settings
+	// and user properties; only a volume's checks its used space (volsize
+	// against what is available) and its block size, so only a volume is
+	// measured here and read whole (issue 16, seventh round). The answer
+	// is measured by datasetEntry either way.
+	cur, err := s.m.PeekProps(id, fsValidationProps...)
+	if err == nil && cur.Type == zfsmodel.Volume {
+		cur, err = s.m.Get(id)
+	}
 	if err != nil || cur.Type == zfsmodel.Snapshot || isInternal(id) {
 		return nil, middleware.ValidationErrors{{Attribute: "id", Message: id + " does not exist", Errno: middleware.ENOENT}}
 	}

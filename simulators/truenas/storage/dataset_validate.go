@@ -49,14 +49,20 @@ func propInt(in *zfsmodel.Info, p string) int64 {
 // parentInfo is the parent of a dataset being created or updated, as the
 // validation reads it: a volume's checks want the parent's available
 // space measured now (Get); a filesystem's read only its type and
-// properties, so the parent's directory (one entry per child) is not
-// measured for them (zfsmodel.Peek).
+// fsValidationProps, so the parent's directory (one entry per child) is
+// not measured for them, nor its other properties read (issue 16).
 func (s *service) parentInfo(name, typ string) (*zfsmodel.Info, error) {
 	if typ == "VOLUME" {
 		return s.m.Get(name)
 	}
-	return s.m.Peek(name)
+	return s.m.PeekProps(name, fsValidationProps...)
 }
+
+// fsValidationProps are the native properties a filesystem's validation
+// reads of its parent (readonly on create, the ACL settings INHERIT
+// resolves to) and of the dataset an update changes (the ACL settings;
+// user properties come with every read).
+var fsValidationProps = []string{"readonly", "acltype", "aclmode"}
 
 // dsValidation is the shared part of create and update validation
 // (PoolDatasetService.__common_validation). a is modified as the

@@ -1,10 +1,13 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
@@ -50,7 +53,7 @@ func niceNum(num uint64, withB bool) string {
 	}
 	div := math.Pow(1024, float64(index))
 	if index == 0 || num%uint64(div) == 0 {
-		return fmt.Sprintf("%d%s", n, units[index])
+		return strconv.FormatUint(n, 10) + units[index]
 	}
 	var s string
 	for i := 2; i >= 0; i-- {
@@ -65,7 +68,7 @@ func niceNum(num uint64, withB bool) string {
 // human is what zfs get (without -p) prints for a property whose literal
 // value is raw.
 func human(prop, raw string) string {
-	n, err := strconv.ParseUint(raw, 10, 64)
+	n, err := parseUint(raw)
 	switch {
 	case prop == "creation" && err == nil:
 		t := time.Unix(int64(n), 0).Local()
@@ -86,14 +89,18 @@ func human(prop, raw string) string {
 }
 
 // parsed types a literal value as py-libzfs does.
-func parsed(prop, raw string) any {
+func parsed(prop, raw string) any { return parsedOr(prop, raw, raw) }
+
+// parsedOr is parsed with rawAny (raw, boxed) as the answer that is the
+// literal value itself.
+func parsedOr(prop, raw string, rawAny any) any {
 	if prop == "creation" {
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		if n, err := parseInt(raw); err == nil {
 			return map[string]any{"$date": n * 1000}
 		}
 	}
 	if byteStats[prop] || noneZero[prop] || sizes[prop] || plainNumbers[prop] {
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		if n, err := parseInt(raw); err == nil {
 			if noneZero[prop] && n == 0 {
 				return nil
 			}
@@ -108,7 +115,7 @@ func parsed(prop, raw string) any {
 			return false
 		}
 	}
-	return raw
+	return rawAny
 }
 
 // booleans are the on/off properties libzfs parses as booleans.
@@ -119,7 +126,12 @@ var booleans = map[string]bool{
 }
 
 // sourceName is the middleware's name of a property source.
-func sourceName(s zfsmodel.Source) string {
+func sourceName(s zfsmodel.Source) string { return sourceValue(s).(string) }
+
+// sourceValue is sourceName as a map value: the constants boxed once by
+// the compiler, where boxing sourceName's string allocated for each of an
+// entry's ~45 properties (issue 16, seventh round).
+func sourceValue(s zfsmodel.Source) any {
 	switch s {
 	case zfsmodel.SourceDefault:
 		return "DEFAULT"
@@ -135,37 +147,99 @@ func sourceName(s zfsmodel.Source) string {
 	return "NONE"
 }
 
+// sourceInfo is an entry's source_info: the dataset an inherited value
+// comes from, else null.
+func sourceInfo(pv zfsmodel.PropValue) any {
+	if pv.Source == zfsmodel.SourceInherited && pv.From != "" {
+		return pv.From
+	}
+	return nil
+}
+
 // propEntry is one property of an entry. value is transformed by xf (the
-// middleware upper-cases enums, turns "none" into null, ...).
+// middleware upper-cases enums, turns "none" into null, ...). The forms
+// that are the literal value itself share one boxed copy of it (each
+// conversion to any allocated; TestPropEntryIsTheMapOfForms).
 func propEntry(prop string, pv zfsmodel.PropValue, xf func(string) any) map[string]any {
 	raw := pv.Value
-	var info any
-	if pv.Source == zfsmodel.SourceInherited && pv.From != "" {
-		info = pv.From
-	}
-	var value any = human(prop, raw)
-	if xf != nil {
-		value = xf(human(prop, raw))
+	var rawAny any = raw
+	h := human(prop, raw)
+	var value any
+	switch {
+	case xf != nil:
+		value = xf(h)
+	case h == raw:
+		value = rawAny
+	default:
+		value = h
 	}
 	return map[string]any{
-		"parsed": parsed(prop, raw), "rawvalue": raw, "value": value,
-		"source": sourceName(pv.Source), "source_info": info,
+		"parsed": parsedOr(prop, raw, rawAny), "rawvalue": rawAny, "value": value,
+		"source": sourceValue(pv.Source), "source_info": sourceInfo(pv),
 	}
 }
 
 // userPropEntry is a user property: every form is the string itself.
 func userPropEntry(pv zfsmodel.PropValue) map[string]any {
-	var info any
-	if pv.Source == zfsmodel.SourceInherited && pv.From != "" {
-		info = pv.From
-	}
+	var v any = pv.Value
 	return map[string]any{
-		"parsed": pv.Value, "rawvalue": pv.Value, "value": pv.Value,
-		"source": sourceName(pv.Source), "source_info": info,
+		"parsed": v, "rawvalue": v, "value": v,
+		"source": sourceValue(pv.Source), "source_info": sourceInfo(pv),
 	}
 }
 
-func upper(s string) any { return strings.ToUpper(s) }
+// upper is the middleware's upper-casing of an enum value. The values are
+// a property's few choices, so each is upper-cased and boxed once and
+// kept (upperCache; at most maxUpperCached of them): ToUpper and the
+// boxing were two allocations per enum property per entry (issue 16,
+// seventh round).
+func upper(s string) any {
+	if v, ok := upperCache.Load(s); ok {
+		return v
+	}
+	var v any = strings.ToUpper(s)
+	if upperCached.Load() < maxUpperCached {
+		if _, loaded := upperCache.LoadOrStore(s, v); !loaded {
+			upperCached.Add(1)
+		}
+	}
+	return v
+}
+
+var (
+	upperCache  sync.Map // string -> any (its upper case)
+	upperCached atomic.Int64
+)
+
+const maxUpperCached = 1024
+
+// errNotNumber is what parseUint and parseInt answer for a value that
+// does not start as a number, without strconv's *NumError: most values
+// parsed per entry are words ("on", "lz4", "-"), and each error allocated
+// a copy of the value (issue 16, seventh round). strconv still judges
+// the rest (and errs on "1x").
+var errNotNumber = errors.New("not a number")
+
+// parseUint is strconv.ParseUint(s, 10, 64) (errNotNumber for a value
+// that does not start with a digit).
+func parseUint(s string) (uint64, error) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, errNotNumber
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+// parseInt is strconv.ParseInt(s, 10, 64), likewise after a sign.
+func parseInt(s string) (int64, error) {
+	t := s
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	if t == "" || t[0] < '0' || t[0] > '9' {
+		return 0, errNotNumber
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
 
 // nullNone is the middleware's _null: "none" becomes null.
 func nullNone(s string) any {

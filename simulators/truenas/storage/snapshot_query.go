@@ -20,11 +20,12 @@ func snapshotEntry(in *zfsmodel.Info, props map[string]bool, holds, retention bo
 			continue
 		}
 		if isUserProp(k) {
-			pm[k] = map[string]any{"value": pv.Value, "rawvalue": pv.Value, "parsed": pv.Value, "source": sourceName(pv.Source)}
+			var v any = pv.Value // one boxed copy for the three forms
+			pm[k] = map[string]any{"value": v, "rawvalue": v, "parsed": v, "source": sourceValue(pv.Source)}
 			continue
 		}
 		pm[k] = map[string]any{"value": human(k, pv.Value), "rawvalue": pv.Value, "parsed": parsed(k, pv.Value),
-			"source": sourceName(pv.Source)}
+			"source": sourceValue(pv.Source)}
 	}
 	e := middleware.Row{
 		"id": in.Name, "name": in.Name, "pool": pool, "type": "SNAPSHOT",
@@ -53,11 +54,11 @@ func (s *service) snapshotCandidates(filters []any) []string {
 					}
 					return nil
 				case "dataset":
-					in, err := s.m.Get(v)
-					if err != nil || in.Type == zfsmodel.Snapshot {
-						return nil
-					}
-					return in.Snapshots
+					// only the names: measuring the dataset (Get) was
+					// most of this query's cost (issue 16, seventh round);
+					// a snapshot has none
+					names, _ := s.m.SnapshotNames(v)
+					return names
 				}
 			}
 		}
