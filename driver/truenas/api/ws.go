@@ -24,47 +24,75 @@ const (
 // there is no JSON-RPC WebSocket at /api/current (TrueNAS before 25.04).
 var errNoWebSocket = errors.New("no websocket at /api/current")
 
-// wsTransport keeps the one WebSocket of a Client: made on first use,
-// logged in, replaced when it dies.
-type wsTransport struct {
-	c *Client
+// wsCallsPerConn is how many calls the driver keeps in flight on one
+// WebSocket. middlewared runs at most 10 calls at once per connection and
+// refuses more than 20 (SoftHardSemaphore(10, 20) in
+// api/base/server/ws_handler/rpc.py): an 11th call on a connection only
+// waits inside the middleware, so calls beyond 10 go over another
+// connection, a lane, instead.
+const wsCallsPerConn = 10
 
-	mu      sync.Mutex
-	cur     *wsConn
-	dialing *wsDial // the dial in progress, shared by every call waiting for it
-	made    int     // connections made so far (to count reconnects)
-	// life is cancelled by close, abandoning a dial in progress.
-	life       context.Context
-	cancelLife context.CancelFunc
+// wsTransport spreads a Client's calls over its WebSocket lanes: a call
+// uses the lowest lane with fewer than wsCallsPerConn calls in flight, so
+// a client that never has more than that in flight keeps one connection.
+// There are ceil(MaxConcurrentCalls / wsCallsPerConn) lanes, so a call
+// holding one of the client's slots always finds room.
+type wsTransport struct {
+	c     *Client
+	lanes []*wsLane
+
+	mu       sync.Mutex
+	inFlight []int // calls using each lane
+
+	// logins lets one lane log in at a time: a refused login is then seen
+	// by the auth gate before another lane tries the same credentials.
+	logins chan struct{}
 
 	loginExMissing atomic.Bool // the server has no auth.login_ex: use the legacy logins
 }
 
-type wsDial struct {
-	done chan struct{}
-	conn *wsConn
-	err  error
-}
-
 func newWSTransport(c *Client) *wsTransport {
-	t := &wsTransport{c: c}
-	t.life, t.cancelLife = context.WithCancel(context.Background())
+	n := (c.st.cfg.MaxConcurrentCalls + wsCallsPerConn - 1) / wsCallsPerConn
+	t := &wsTransport{c: c, lanes: make([]*wsLane, n), inFlight: make([]int, n), logins: make(chan struct{}, 1)}
+	for i := range t.lanes {
+		t.lanes[i] = newWSLane(t, i)
+	}
 	return t
 }
 
 func (t *wsTransport) name() string { return TransportWebSocket }
 
+// close drops every lane's connection, failing the calls waiting on them.
 func (t *wsTransport) close() {
-	t.mu.Lock()
-	t.cancelLife()
-	t.life, t.cancelLife = context.WithCancel(context.Background())
-	t.dialing = nil
-	cur := t.cur
-	t.cur = nil
-	t.mu.Unlock()
-	if cur != nil {
-		cur.kill(errors.New("client closed"))
+	for _, l := range t.lanes {
+		l.close()
 	}
+}
+
+// reserve picks the lane for one call and counts the call on it until
+// unreserve. The caller holds a client slot, so a lane has room; the
+// least busy lane is the fallback all the same.
+func (t *wsTransport) reserve() *wsLane {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	best := 0
+	for i, n := range t.inFlight {
+		if n < wsCallsPerConn {
+			best = i
+			break
+		}
+		if n < t.inFlight[best] {
+			best = i
+		}
+	}
+	t.inFlight[best]++
+	return t.lanes[best]
+}
+
+func (t *wsTransport) unreserve(l *wsLane) {
+	t.mu.Lock()
+	t.inFlight[l.index]--
+	t.mu.Unlock()
 }
 
 // handshake makes one WebSocket connection; it sends no credentials. A
@@ -109,168 +137,39 @@ func (t *wsTransport) handshake(ctx context.Context) (*websocket.Conn, error) {
 	return nil, c.fail(ErrUnreachable, "cannot connect to %s: %v", c.st.wsURL(), unwrapDialError(err))
 }
 
-// adopt installs a handshaken connection (the transport probe's) as current.
-func (t *wsTransport) adopt(ws *websocket.Conn) {
-	conn := newWSConn(t.c, ws)
-	t.mu.Lock()
-	old := t.cur
-	t.cur = conn
-	t.made++
-	t.mu.Unlock()
-	if old != nil {
-		old.kill(errors.New("replaced"))
-	}
-}
-
-// conn returns a live connection, dialing if there is none. The dial runs
-// on its own (bounded by Timeout and close) so a caller giving up does not
-// fail the others waiting for it.
-func (t *wsTransport) conn(ctx context.Context, method string) (*wsConn, error) {
-	t.mu.Lock()
-	if c := t.cur; c != nil && c.alive() {
-		t.mu.Unlock()
-		return c, nil
-	}
-	d := t.dialing
-	if d == nil {
-		d = &wsDial{done: make(chan struct{})}
-		t.dialing = d
-		go t.dial(t.life, d)
-	}
-	t.mu.Unlock()
-	select {
-	case <-d.done:
-		return d.conn, d.err
-	case <-ctx.Done():
-		return nil, t.c.cancelled(method, "while connecting", false, ctx.Err())
-	}
-}
-
-func (t *wsTransport) dial(life context.Context, d *wsDial) {
-	ws, err := t.handshake(life)
-	if errors.Is(err, errNoWebSocket) {
-		// It was there when the transport was chosen: the server changed.
-		err = t.c.fail(ErrUnsupported, "%v; the server no longer serves the WebSocket it did", err)
-	}
-	var conn *wsConn
-	t.mu.Lock()
-	if t.dialing == d {
-		t.dialing = nil
-		if err == nil {
-			conn = newWSConn(t.c, ws)
-			t.cur = conn
-			t.made++
-			if t.made > 1 {
-				t.c.stats.reconnects.Add(1)
-				t.c.log.Info("truenas websocket reconnected")
-			}
-		}
-	} else {
-		// close ran while we dialed: nobody may use this connection.
-		if err == nil {
-			_ = ws.CloseNow()
-		}
-		err = t.c.fail(ErrUnreachable, "client closed while connecting")
-	}
-	t.mu.Unlock()
-	d.conn, d.err = conn, err
-	close(d.done)
-}
-
-// ready returns a live, logged-in connection and its login generation.
-// A conn that dies while being set up is replaced once.
-func (t *wsTransport) ready(ctx context.Context, method string) (*wsConn, int64, error) {
-	for attempt := 0; ; attempt++ {
-		conn, err := t.conn(ctx, method)
-		if err != nil {
-			return nil, 0, err
-		}
-		gen, err := t.session(ctx, conn, method)
-		if err == nil {
-			return conn, gen, nil
-		}
-		if attempt == 0 && (errors.Is(err, errStale) || (errors.Is(err, ErrConnectionLost) && !conn.alive())) {
-			continue
-		}
-		if errors.Is(err, errStale) {
-			err = t.c.fail(ErrUnreachable, "%s: the connection keeps closing before calls can be sent", method)
-		}
-		return nil, 0, err
-	}
-}
+// adopt installs a handshaken connection (the transport probe's) as the
+// first lane's.
+func (t *wsTransport) adopt(ws *websocket.Conn) { t.lanes[0].adopt(ws) }
 
 func (t *wsTransport) call(ctx context.Context, method string, params []any) (json.RawMessage, error) {
 	if err := t.c.acquire(ctx, method); err != nil {
 		return nil, err
 	}
 	defer t.c.release()
-	res, _, err := t.callHeld(ctx, method, params)
+	l := t.reserve()
+	defer t.unreserve(l)
+	res, _, err := l.callHeld(ctx, method, params)
 	return res, err
 }
 
-// callHeld runs one call (a slot already held): connect and log in as
-// needed, resend after a -32000, log in again once after ENOTAUTHENTICATED,
-// and resend once on a fresh connection when the old one was found dead
-// before the request went out. direct reports whether the conn answers
-// job methods with their results.
-func (t *wsTransport) callHeld(ctx context.Context, method string, params []any) (res json.RawMessage, direct bool, err error) {
-	relogin, fresh := true, true
-	backoff := busyBackoffMin
-	for {
-		conn, gen, err := t.ready(ctx, method)
-		if err != nil {
-			return nil, false, err
-		}
-		res, err := conn.roundTrip(ctx, method, params)
-		switch {
-		case err == nil:
-			return res, conn.direct.Load(), nil
-		case errors.Is(err, errStale) && fresh:
-			fresh = false
-		case isTooManyCalls(err):
-			t.c.stats.busyRetries.Add(1)
-			if err := sleepCtx(ctx, backoff); err != nil {
-				return nil, false, t.c.cancelled(method, "waiting to resend after the server was busy", false, err)
-			}
-			backoff = min(2*backoff, busyBackoffMax)
-		case isNotAuthenticated(err) && relogin:
-			relogin = false
-			conn.session.CompareAndSwap(gen, 0)
-			t.c.log.Info("truenas session expired; logging in again", "method", method)
-		default:
-			if errors.Is(err, errStale) {
-				err = t.c.fail(ErrUnreachable, "%s: the connection keeps closing before calls can be sent", method)
-			}
-			return nil, false, err
-		}
-	}
-}
-
+// callJob runs a job method on one lane. A legacy job is then waited for
+// with core.get_jobs polls, each on whichever lane has room: the
+// middleware lists a job to every session of the user who started it.
 func (t *wsTransport) callJob(ctx context.Context, method string, params []any) (json.RawMessage, error) {
 	if err := t.c.acquire(ctx, method); err != nil {
 		return nil, err
 	}
 	// Until we know the connection, bound the call by Timeout; a direct
-	// (25.10+) job call blocks for the whole job and is bounded by ctx.
-	res, direct, err := t.callJobStart(ctx, method, params)
+	// (25.10+) job call blocks for the whole job and is bounded by ctx,
+	// holding its slot and its place on the lane meanwhile.
+	l := t.reserve()
+	res, direct, err := l.callJobStart(ctx, method, params)
+	t.unreserve(l)
 	t.c.release()
 	if err != nil || direct {
 		return res, err
 	}
 	return t.c.waitForJob(ctx, t, method, res)
-}
-
-func (t *wsTransport) callJobStart(ctx context.Context, method string, params []any) (json.RawMessage, bool, error) {
-	tctx, cancel := context.WithTimeout(ctx, t.c.st.cfg.Timeout)
-	defer cancel()
-	conn, _, err := t.ready(tctx, method)
-	if err != nil {
-		return nil, false, err
-	}
-	if conn.direct.Load() {
-		return t.callHeld(ctx, method, params)
-	}
-	return t.callHeld(tctx, method, params)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -23,17 +23,9 @@ func (t *wsTransport) session(ctx context.Context, conn *wsConn, method string) 
 	if g := conn.session.Load(); g != 0 {
 		return g, nil
 	}
-	if err := t.c.authGt.held(); err != nil {
+	if err := t.loginOnce(ctx, conn, method); err != nil {
 		return 0, err
 	}
-	if err := t.login(ctx, conn); err != nil {
-		if errors.Is(err, ErrAuth) {
-			t.c.authGt.refused(err)
-			t.c.log.Warn("truenas login refused", "error", err.Error())
-		}
-		return 0, err
-	}
-	t.c.authGt.accepted()
 	if !conn.configured {
 		t.configure(ctx, conn)
 		conn.configured = true
@@ -41,6 +33,29 @@ func (t *wsTransport) session(ctx context.Context, conn *wsConn, method string) 
 	g := conn.logins.Add(1)
 	conn.session.Store(g)
 	return g, nil
+}
+
+// loginOnce logs conn in unless a refusal is held, one lane at a time,
+// so lanes dialed together cost a wrong password one login, not one each.
+func (t *wsTransport) loginOnce(ctx context.Context, conn *wsConn, method string) error {
+	select {
+	case t.logins <- struct{}{}:
+	case <-ctx.Done():
+		return t.c.cancelled(method, "waiting for the login", false, ctx.Err())
+	}
+	defer func() { <-t.logins }()
+	if err := t.c.authGt.held(); err != nil {
+		return err
+	}
+	if err := t.login(ctx, conn); err != nil {
+		if errors.Is(err, ErrAuth) {
+			t.c.authGt.refused(err)
+			t.c.log.Warn("truenas login refused", "error", err.Error())
+		}
+		return err
+	}
+	t.c.authGt.accepted()
+	return nil
 }
 
 // login authenticates conn: auth.login_ex when the server has it (and, for

@@ -11,11 +11,17 @@ import (
 	"time"
 )
 
-// TestConcurrentCallsOneSocket sends 100 calls at once over one socket;
-// the server answers them in reverse order of arrival (each waits for all
-// later ones), and every caller must get its own answer.
-func TestConcurrentCallsOneSocket(t *testing.T) {
-	const n = 100
+// TestConcurrentCallsOutOfOrder sends n calls at once; the server answers
+// them in reverse order of arrival (each waits for all later ones), and
+// every caller must get its own answer. Ten fit on one socket; a hundred
+// take ten lanes, each its own connection and login.
+func TestConcurrentCallsOutOfOrder(t *testing.T) {
+	for _, tt := range []struct{ n, conns int }{{wsCallsPerConn, 1}, {100, 10}} {
+		t.Run(fmt.Sprint(tt.n), func(t *testing.T) { testOutOfOrder(t, tt.n, tt.conns) })
+	}
+}
+
+func testOutOfOrder(t *testing.T, n, conns int) {
 	f := newFakeNAS(t, "25.10")
 	var (
 		mu      sync.Mutex
@@ -66,11 +72,11 @@ func TestConcurrentCallsOneSocket(t *testing.T) {
 		t.Error(err)
 	}
 	st := c.Stats()
-	if st.Dials != 1 || st.Logins != 1 || st.Reconnects != 0 || st.Calls != n {
-		t.Fatalf("stats %+v: want 1 dial, 1 login, %d calls", st, n)
+	if st.Dials != conns || st.Logins != conns || st.Reconnects != 0 || st.Calls != n {
+		t.Fatalf("stats %+v: want %d dials, %d logins, %d calls", st, conns, conns, n)
 	}
-	if f.accepted.Load() != 1 {
-		t.Fatalf("server accepted %d connections", f.accepted.Load())
+	if got := f.accepted.Load(); got != int64(conns) {
+		t.Fatalf("server accepted %d connections, want %d", got, conns)
 	}
 }
 
@@ -176,9 +182,9 @@ func TestDropWhileIdleIsInvisible(t *testing.T) {
 	// The reader notices the close; the next call, never sent on the dead
 	// connection, goes out on a new one without an error.
 	waitFor(t, func() bool {
-		c.ws.mu.Lock()
-		defer c.ws.mu.Unlock()
-		return c.ws.cur != nil && !c.ws.cur.alive()
+		c.ws.lanes[0].mu.Lock()
+		defer c.ws.lanes[0].mu.Unlock()
+		return c.ws.lanes[0].cur != nil && !c.ws.lanes[0].cur.alive()
 	})
 	if _, err := c.Call(ctxT(t), "test.echo", 2); err != nil {
 		t.Fatalf("call after an idle drop: %v", err)
@@ -400,9 +406,9 @@ func TestSilentPeerDetected(t *testing.T) {
 		t.Fatalf("frozen call: %v", err)
 	}
 	waitFor(t, func() bool {
-		c.ws.mu.Lock()
-		defer c.ws.mu.Unlock()
-		return c.ws.cur != nil && !c.ws.cur.alive()
+		c.ws.lanes[0].mu.Lock()
+		defer c.ws.lanes[0].mu.Unlock()
+		return c.ws.lanes[0].cur != nil && !c.ws.lanes[0].cur.alive()
 	})
 	if _, err := c.Call(context.Background(), "test.echo", 1); err != nil {
 		t.Fatalf("call after the silent peer: %v", err)
