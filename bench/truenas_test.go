@@ -152,7 +152,7 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 					// per WebSocket (middlewared runs ten at once per
 					// connection), so min(callers, 16) in flight need
 					// ceil(that / 10) connections, and no more.
-					want := (min(callers, 16) + 9) / 10
+					want := int64(min(callers, 16)+9) / 10
 					if after.WebSocketSessions != want {
 						b.Fatalf("%d WebSocket connections opened; want %d for %d callers (counts %+v)", after.WebSocketSessions, want, callers, after)
 					}
