@@ -33,8 +33,9 @@ type Config struct {
 	// Timeout bounds one call (default 60s); CallJob's wait is bounded by
 	// its context only.
 	Timeout time.Duration
-	// MaxConcurrentCalls bounds calls in flight (default 16; the middleware
-	// refuses more than 20 per WebSocket).
+	// MaxConcurrentCalls bounds calls in flight (default 16). Over the
+	// WebSocket they are spread over ceil(MaxConcurrentCalls/10)
+	// connections, ten at most on each (wsCallsPerConn).
 	MaxConcurrentCalls int
 }
 
