@@ -57,7 +57,7 @@ func lookup(name string) (backend, error) {
 				return &simproc.Spec{Kind: "zfs", Dir: dir, Driver: "zfs-generic-nfs", RTTLatency: l}
 			}}, nil
 	case "freenas-api-nfs-websocket", "freenas-api-nfs-rest":
-		version, about := "25.10", "the simulated TrueNAS 25.10 (simulators/truenas), JSON-RPC over one WebSocket, the latency charged per API call; round trips are the calls the simulator answered, and a delete sends two of its five together, so its bound (calls × latency) is loose by one"
+		version, about := "25.10", "the simulated TrueNAS 25.10 (simulators/truenas), JSON-RPC over WebSockets (ten calls at most on each, as middlewared runs them), the latency charged per API call; round trips are the calls the simulator answered, and a delete sends two of its five together, so its bound (calls × latency) is loose by one"
 		if name == "freenas-api-nfs-rest" {
 			version, about = "24.10", "the simulated TrueNAS 24.10, REST /api/v2.0, the latency charged per API call; round trips are the calls, as for the WebSocket"
 		}
