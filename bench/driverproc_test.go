@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/switchyard-csi/switchyard/lab/csiclient"
+	"github.com/switchyard-csi/switchyard/lab/loadgen"
 	"github.com/switchyard-csi/switchyard/lab/procstat"
 )
 
@@ -113,42 +112,14 @@ func procCPU(b *testing.B, pid int) time.Duration {
 }
 
 // batch runs op(i) for i in [0,n) from callers goroutines; it returns each
-// op's latency and the wall time.
+// op's latency and the wall time, and fails b on the first error.
 func batch(b *testing.B, n, callers int, op func(i int) error) ([]time.Duration, time.Duration) {
 	b.Helper()
-	work := make(chan int, n)
-	for i := range n {
-		work <- i
+	lat, wall, err := loadgen.Timed(n, callers, op)
+	if err != nil {
+		b.Fatal(err)
 	}
-	close(work)
-	lat := make([]time.Duration, n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	t0 := time.Now()
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				s := time.Now()
-				err := op(i)
-				lat[i] = time.Since(s)
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = fmt.Errorf("op %d: %w", i, err)
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		b.Fatal(first)
-	}
-	return lat, time.Since(t0)
+	return lat, wall
 }
 
 func pct(lat []time.Duration, p float64) time.Duration {

@@ -18,11 +18,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
+	"github.com/switchyard-csi/switchyard/lab/loadgen"
 	"github.com/switchyard-csi/switchyard/lab/procstat"
 	"github.com/switchyard-csi/switchyard/lab/simproc"
 )
@@ -152,7 +152,7 @@ func runBackend(ctx context.Context, o Options, be backend) (Table, error) {
 			name string
 			f    func(int) error
 		}{{"create", create}, {"delete", remove}} {
-			r, err := measure(ctx, d.pid, sim, callers, n, op.f)
+			r, err := measure(d.pid, sim, callers, n, op.f)
 			if err != nil {
 				return t, fmt.Errorf("%s at %d callers: %w", op.name, callers, err)
 			}
@@ -168,7 +168,7 @@ func runBackend(ctx context.Context, o Options, be backend) (Table, error) {
 }
 
 // measure runs one batch and reads each side's figures around it.
-func measure(ctx context.Context, driverPid int, sim *simproc.Proc, callers, n int, op func(int) error) (Row, error) {
+func measure(driverPid int, sim *simproc.Proc, callers, n int, op func(int) error) (Row, error) {
 	r := Row{Callers: callers, Ops: n}
 	if sim != nil {
 		if err := sim.Reset(); err != nil {
@@ -185,7 +185,7 @@ func measure(ctx context.Context, driverPid int, sim *simproc.Proc, callers, n i
 			return r, err
 		}
 	}
-	lat, wall, err := batch(ctx, n, callers, op)
+	lat, wall, err := loadgen.Timed(n, callers, op)
 	if err != nil {
 		return r, err
 	}
@@ -213,44 +213,4 @@ func measure(ctx context.Context, driverPid int, sim *simproc.Proc, callers, n i
 	slices.Sort(lat)
 	r.P50, r.P99 = lat[n/2], lat[min(n-1, n*99/100)]
 	return r, nil
-}
-
-// batch runs op(i) for i in [0,n) from callers goroutines and returns each
-// op's latency and the wall time; the first error stops nothing but is
-// returned.
-func batch(ctx context.Context, n, callers int, op func(int) error) ([]time.Duration, time.Duration, error) {
-	work := make(chan int, n)
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	lat := make([]time.Duration, n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	t0 := time.Now()
-	for range callers {
-		wg.Go(func() {
-			for i := range work {
-				if ctx.Err() != nil {
-					return
-				}
-				s := time.Now()
-				err := op(i)
-				lat[i] = time.Since(s)
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = fmt.Errorf("op %d: %w", i, err)
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		first = ctx.Err()
-	}
-	return lat, time.Since(t0), first
 }

@@ -41,3 +41,15 @@ func Spread(n, callers int, op func(i int) error) (time.Duration, error) {
 	wg.Wait()
 	return time.Since(t0), first
 }
+
+// Timed is Spread that also returns each operation's latency, by number.
+func Timed(n, callers int, op func(i int) error) ([]time.Duration, time.Duration, error) {
+	lat := make([]time.Duration, n)
+	wall, err := Spread(n, callers, func(i int) error {
+		s := time.Now()
+		err := op(i)
+		lat[i] = time.Since(s)
+		return err
+	})
+	return lat, wall, err
+}
