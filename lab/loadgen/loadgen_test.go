@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Every number runs exactly once, at most callers at a time, and the
@@ -34,5 +35,30 @@ func TestSpread(t *testing.T) {
 	}
 	if p := peak.Load(); p > callers {
 		t.Fatalf("%d ran at once, callers %d", p, callers)
+	}
+}
+
+// TestTimed: each operation's latency lands under its own number, and the
+// first error comes back after every operation ran.
+func TestTimed(t *testing.T) {
+	var ran atomic.Int32
+	lat, wall, err := Timed(6, 3, func(i int) error {
+		ran.Add(1)
+		time.Sleep(time.Duration(i) * 4 * time.Millisecond)
+		if i == 2 {
+			return errors.New("two")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "two" || ran.Load() != 6 {
+		t.Fatalf("err %v after %d ops; want the op's error after all 6", err, ran.Load())
+	}
+	for i, d := range lat {
+		if want := time.Duration(i) * 4 * time.Millisecond; d < want {
+			t.Errorf("op %d took %v, shorter than its %v sleep", i, d, want)
+		}
+	}
+	if wall < lat[5] {
+		t.Errorf("wall %v shorter than the longest op %v", wall, lat[5])
 	}
 }
