@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,14 +33,7 @@ func BenchmarkHostpathPairFloorProcess(b *testing.B) {
 		d := startFloor(b, true)
 		ctl := d.c.Controller
 		cpu0 := d.cpu(b)
-		lat, _ := batch(b, hostpathPairs, callers, func(i int) error {
-			name := fmt.Sprintf("pvc-%d", i)
-			if _, err := ctl.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: name, VolumeCapabilities: mountCap}); err != nil {
-				return err
-			}
-			_, err := ctl.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: name})
-			return err
-		})
+		lat, _ := batch(b, hostpathPairs, callers, createDeletePair(ctl))
 		cpu := d.cpu(b) - cpu0
 		b.ReportMetric(ms(cpu)/hostpathPairs, "server-cpu-ms/pair")
 		b.ReportMetric(us(pct(lat, .5)), "pair-p50-us")

@@ -71,19 +71,25 @@ func BenchmarkHostpathPairProcess(b *testing.B) {
 				ctl := d.c.Controller
 				stopPerf := d.perfRecord(b, b.Name())
 				cpu0 := d.cpu(b)
-				lat, _ := batch(b, n, 1, func(i int) error {
-					name := fmt.Sprintf("pvc-%d", i)
-					if _, err := ctl.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: name, VolumeCapabilities: mountCap}); err != nil {
-						return err
-					}
-					_, err := ctl.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: name})
-					return err
-				})
+				lat, _ := batch(b, n, 1, createDeletePair(ctl))
 				cpu := d.cpu(b) - cpu0
 				stopPerf()
 				b.ReportMetric(ms(cpu)/n, "server-cpu-ms/pair")
 				b.ReportMetric(us(pct(lat, .5)), "pair-p50-us")
 			}
 		})
+	}
+}
+
+// createDeletePair is the local-hostpath pair of the benchmarks above: op
+// i creates the volume pvc-<i> and deletes it.
+func createDeletePair(ctl csipb.ControllerClient) func(i int) error {
+	return func(i int) error {
+		name := fmt.Sprintf("pvc-%d", i)
+		if _, err := ctl.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: name, VolumeCapabilities: mountCap}); err != nil {
+			return err
+		}
+		_, err := ctl.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: name})
+		return err
 	}
 }
