@@ -27,13 +27,28 @@ func Line(argv ...string) string {
 
 func isSafeWord(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("-_./:@%+,=", c) >= 0:
-		default:
+		if !safeByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// safeByte marks the bytes a word may hold unquoted: a table lookup per
+// byte, where the switch searched a string for each punctuation byte (every
+// dataset name and property of every program passes here; issue 16).
+var safeByte = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range []byte("-_./:@%+,=") {
+		t[c] = true
+	}
+	return t
+}()

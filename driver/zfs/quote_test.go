@@ -35,3 +35,18 @@ func TestLineQuotesEveryWord(t *testing.T) {
 		t.Fatalf("Line = %s, want %s", got, want)
 	}
 }
+
+// TestSafeByteTable checks the lookup table byte by byte against the rule
+// it encodes: letters, digits and -_./:@%+,= stay unquoted, nothing else.
+func TestSafeByteTable(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		want := b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("-_./:@%+,=", b) >= 0
+		if got := isSafeWord(string([]byte{b})); got != want {
+			t.Errorf("isSafeWord(%q) = %v, want %v", b, got, want)
+		}
+	}
+	if isSafeWord("tank/a b") || !isSafeWord("tank/pvc-1_a.b:c@d%e+f,g=h") {
+		t.Error("isSafeWord judged a whole word wrongly")
+	}
+}

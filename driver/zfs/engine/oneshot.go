@@ -152,7 +152,7 @@ func (e *Engine) createOneShot(ctx context.Context, id, ds string, size int64, r
 		// Left half-made by an earlier step-by-step call: finish it so.
 		return nil, false, nil
 	}
-	return e.answerExisting(ctx, id, ds, name, got, req)
+	return e.answerExisting(ctx, id, ds, name, got, req, &writtenContext{raw: string(raw), vc: vc})
 }
 
 // newFilesystemProps are the creation properties of a new empty filesystem
@@ -172,8 +172,9 @@ func (e *Engine) newFilesystemProps(name string, params map[string]string, size 
 // context a one-exec create wrote for a predicted mountpoint that turned
 // out wrong (the parent's mountpoint changed) has it corrected here, by
 // this call or by the retry of one cut short: only such a volume
-// (propPredictedMount set, and not its mountpoint) is changed.
-func (e *Engine) answerExisting(ctx context.Context, id, ds, name string, props zfs.Properties, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, bool, error) {
+// (propPredictedMount set, and not its mountpoint) is changed. w is the
+// share context this call wrote, if it wrote one (else nil).
+func (e *Engine) answerExisting(ctx context.Context, id, ds, name string, props zfs.Properties, req *csi.CreateVolumeRequest, w *writtenContext) (*csi.CreateVolumeResponse, bool, error) {
 	guess, actual := props[propPredictedMount], props["mountpoint"].Value
 	if _, ok := e.share.(PropertySharer); ok && e.cfg.kind == filesystem && guess.IsSet() && guess.Value != actual {
 		want, shareProps, err := e.share.Create(ctx, ShareRequest{ID: id, Dataset: ds, Name: name, Params: req.GetParameters(), Mountpoint: actual})
@@ -188,7 +189,7 @@ func (e *Engine) answerExisting(ctx context.Context, id, ds, name string, props 
 		}
 		props[propShareContext] = zfs.Property{Value: string(raw), Source: "local"}
 	}
-	resp, err := e.createResponse(id, props, req.GetVolumeContentSource())
+	resp, err := e.createResponse(id, props, req.GetVolumeContentSource(), w)
 	return resp, true, err
 }
 

@@ -140,7 +140,7 @@ func (e *Engine) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 			return nil, err
 		}
 		if props[propSuccess].Value == "true" {
-			resp, _, err := e.answerExisting(ctx, id, ds, name, props, req)
+			resp, _, err := e.answerExisting(ctx, id, ds, name, props, req, nil)
 			return resp, err
 		}
 		// A earlier call stopped half-way: redo the remaining steps, and
@@ -428,7 +428,13 @@ func storedContext(props zfs.Properties) (map[string]string, bool) {
 }
 
 func (e *Engine) volumeFromProps(id string, props zfs.Properties) (*csi.Volume, bool) {
-	share, ok := storedContext(props)
+	return e.volumeWithContext(id, props, nil)
+}
+
+// volumeWithContext is volumeFromProps for a call that may have written the
+// share context itself (w, or nil): its read-back needs no decode.
+func (e *Engine) volumeWithContext(id string, props zfs.Properties, w *writtenContext) (*csi.Volume, bool) {
+	share, ok := w.stored(props)
 	if !ok || props[propManaged].Value != "true" {
 		return nil, false
 	}
@@ -455,8 +461,8 @@ func (e *Engine) volumeFromProps(id string, props zfs.Properties) (*csi.Volume, 
 	return v, true
 }
 
-func (e *Engine) createResponse(id string, props zfs.Properties, src *csi.VolumeContentSource) (*csi.CreateVolumeResponse, error) {
-	v, ok := e.volumeFromProps(id, props)
+func (e *Engine) createResponse(id string, props zfs.Properties, src *csi.VolumeContentSource, w *writtenContext) (*csi.CreateVolumeResponse, error) {
+	v, ok := e.volumeWithContext(id, props, w)
 	if !ok {
 		return nil, status.Errorf(codes.Internal, "volume %s is marked provisioned but its %s is missing or not JSON", id, propShareContext)
 	}
