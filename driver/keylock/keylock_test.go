@@ -2,6 +2,7 @@ package keylock
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,4 +86,34 @@ func TestSetGiveUpWithContext(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestSetReusedLockStillExcludes takes keys whose locks were released by
+// other keys (and by a waiter that gave up) and checks they still exclude.
+func TestSetReusedLockStillExcludes(t *testing.T) {
+	var l Set
+	unlock, _ := l.Lock(context.Background(), "vol:a")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	if _, err := l.Lock(ctx, "vol:a"); err == nil {
+		t.Fatal("a second caller took a held key")
+	}
+	cancel()
+	unlock()
+	for i := range 100 {
+		u, err := l.Lock(context.Background(), fmt.Sprint("vol:", i%3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u()
+	}
+	if len(l.free) != 1 || l.Len() != 0 {
+		t.Fatalf("%d locks kept for reuse, %d keys held; want 1 and 0", len(l.free), l.Len())
+	}
+	unlock, _ = l.Lock(context.Background(), "vol:b")
+	defer unlock()
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := l.Lock(ctx, "vol:c", "vol:b"); err == nil {
+		t.Fatal("a reused lock let a second caller take a held key")
+	}
 }
