@@ -50,7 +50,7 @@ func (c *CLI) paths() Paths {
 
 // argv prefixes prog (a path) with sudo when enabled.
 func (c *CLI) argv(prog string, args ...string) []string {
-	var out []string
+	out := make([]string, 0, len(args)+2)
 	if c.Sudo {
 		out = append(out, c.paths().Sudo)
 	}
@@ -82,7 +82,7 @@ func (c *CLI) zfs(ctx context.Context, sub string, args ...string) (Output, erro
 }
 
 func propArgs(flag string, props []Prop) []string {
-	var a []string
+	a := make([]string, 0, 2*len(props))
 	for _, p := range props {
 		a = append(a, flag, p.Name+"="+p.Value)
 	}
@@ -113,7 +113,7 @@ func (c *CLI) CreateAndGet(ctx context.Context, name string, o CreateOptions, pr
 }
 
 func createArgs(o CreateOptions) []string {
-	var a []string
+	a := make([]string, 0, 2*len(o.Props)+4)
 	if o.Parents {
 		a = append(a, "-p")
 	}

@@ -1,28 +1,73 @@
 package zfs
 
-import "strings"
+import (
+	"io"
+	"strings"
+)
 
 // Quote makes s one word for a POSIX shell, whatever it contains: words of
 // safe characters stay as they are, anything else is single-quoted (inside
-// single quotes nothing is special; a ' is written as '\”). Newlines, $( ),
+// single quotes nothing is special; a ' is closed, escaped and reopened:
+// four bytes, quote backslash quote quote). Newlines, $( ),
 // backticks, ; and spaces therefore reach the program as literal bytes.
 func Quote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	if isSafeWord(s) {
+	if s != "" && isSafeWord(s) {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	var b strings.Builder
+	writeWord(&b, s)
+	return b.String()
 }
 
-// Line joins argv into one shell command line, quoting every word.
+// Line joins argv into one shell command line, quoting every word. It
+// writes the words into one buffer: every program the driver runs is
+// built here (issue 16: a call's own allocations).
 func Line(argv ...string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = Quote(a)
+	n := len(argv)
+	for _, a := range argv {
+		n += len(a) + 2
 	}
-	return strings.Join(q, " ")
+	var b strings.Builder
+	b.Grow(n)
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		writeWord(&b, a)
+	}
+	return b.String()
+}
+
+// writeWord writes s as Quote returns it.
+func writeWord(b *strings.Builder, s string) {
+	switch {
+	case s == "":
+		b.WriteString("''")
+	case isSafeWord(s):
+		b.WriteString(s)
+	default:
+		writeSingleQuoted(b, s)
+	}
+}
+
+// writeSingleQuoted writes s in single quotes, each ' in it closed, escaped
+// and reopened.
+func writeSingleQuoted(b interface {
+	io.StringWriter
+	io.ByteWriter
+}, s string) {
+	_ = b.WriteByte('\'')
+	for {
+		i := strings.IndexByte(s, '\'')
+		if i < 0 {
+			break
+		}
+		_, _ = b.WriteString(s[:i])
+		_, _ = b.WriteString(`'\''`)
+		s = s[i+1:]
+	}
+	_, _ = b.WriteString(s)
+	_ = b.WriteByte('\'')
 }
 
 func isSafeWord(s string) bool {

@@ -1,6 +1,7 @@
 package zfs
 
 import (
+	"math/rand/v2"
 	"os/exec"
 	"strings"
 	"testing"
@@ -48,5 +49,39 @@ func TestSafeByteTable(t *testing.T) {
 	}
 	if isSafeWord("tank/a b") || !isSafeWord("tank/pvc-1_a.b:c@d%e+f,g=h") {
 		t.Error("isSafeWord judged a whole word wrongly")
+	}
+}
+
+// TestLineAsWordByWord checks the one-buffer Line against quoting each word
+// on its own and joining them (the rule it replaced), on random words.
+func TestLineAsWordByWord(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("az09-_./:@%+,= '\"\\$`;\n\t\x00\xff")
+	for range 20000 {
+		argv := make([]string, rng.IntN(5))
+		for i := range argv {
+			w := make([]byte, rng.IntN(8))
+			for j := range w {
+				w[j] = alphabet[rng.IntN(len(alphabet))]
+			}
+			argv[i] = string(w)
+		}
+		want := make([]string, len(argv))
+		for i, a := range argv {
+			switch {
+			case a == "":
+				want[i] = "''"
+			case isSafeWord(a):
+				want[i] = a
+			default:
+				want[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+			}
+			if got := Quote(a); got != want[i] {
+				t.Fatalf("Quote(%q) = %q, want %q", a, got, want[i])
+			}
+		}
+		if got := Line(argv...); got != strings.Join(want, " ") {
+			t.Fatalf("Line(%q) = %q, want %q", argv, got, strings.Join(want, " "))
+		}
 	}
 }

@@ -51,12 +51,6 @@ func newMarker() string {
 	return "SWY" + hex.EncodeToString(b[:])
 }
 
-// singleQuote quotes s for sh whatever it holds (Quote leaves safe words
-// bare, which is as good; this keeps the frame's shape fixed).
-func singleQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // frameProgram is the line that runs program under marker m.
 func frameProgram(program, m string) []byte {
 	var b bytes.Buffer
@@ -64,7 +58,7 @@ func frameProgram(program, m string) []byte {
 	b.WriteString(`printf '%s\n' `)
 	b.WriteString(m)
 	b.WriteString(`; sh -c `)
-	b.WriteString(singleQuote(program))
+	writeSingleQuoted(&b, program) // quoted even when safe: the frame keeps one shape
 	b.WriteString(` "$1" </dev/null; printf '\n%s %d\n' `)
 	b.WriteString(m)
 	b.WriteString(` "$?"; printf '\n%s\n' `)
