@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
-	"strings"
 )
 
 // The framing of a program sent to a long-lived shell session
@@ -92,23 +91,24 @@ func stdoutFrame(buf []byte, m string, hello bool) (out string, code int, begun 
 		}
 		buf = rest
 	}
-	begin := m + "\n"
-	if len(buf) < len(begin) {
-		if !strings.HasPrefix(begin, string(buf)) {
+	// The begin line is m and a newline; the end line a newline, m, a
+	// space and the status. Neither pattern is built: these run on every
+	// chunk a stream reader gets (issue 16: a call's own allocations).
+	if len(buf) <= len(m) {
+		if string(buf) != m[:len(buf)] {
 			return "", 0, false, frameDesync
 		}
 		return "", 0, false, frameWaiting
 	}
-	if string(buf[:len(begin)]) != begin {
+	if string(buf[:len(m)]) != m || buf[len(m)] != '\n' {
 		return "", 0, false, frameDesync
 	}
-	body := buf[len(begin):]
-	end := []byte("\n" + m + " ")
-	i := bytes.Index(body, end)
+	body := buf[len(m)+1:]
+	i := indexMarkerLine(body, m, ' ')
 	if i < 0 {
 		return "", 0, true, frameWaiting
 	}
-	tail := body[i+len(end):]
+	tail := body[i+len(m)+2:]
 	nl := bytes.IndexByte(tail, '\n')
 	if nl < 0 {
 		if len(tail) > 3 {
@@ -136,15 +136,31 @@ func stderrFrame(buf []byte, m string, hello bool) (errs string, st frameState) 
 		}
 		buf = rest
 	}
-	end := []byte("\n" + m + "\n")
-	i := bytes.Index(buf, end)
+	i := indexMarkerLine(buf, m, '\n')
 	if i < 0 {
 		return "", frameWaiting
 	}
-	if i+len(end) != len(buf) {
+	if i+len(m)+2 != len(buf) {
 		return "", frameDesync
 	}
 	return string(buf[:i]), frameDone
+}
+
+// indexMarkerLine is bytes.Index(buf, "\n"+m+string(after)) without
+// building the pattern: every match starts at a newline, so it checks each
+// newline in turn and finds the first match as bytes.Index would.
+func indexMarkerLine(buf []byte, m string, after byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(buf[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		k := i + j
+		if rest := buf[k+1:]; len(rest) > len(m) && string(rest[:len(m)]) == m && rest[len(m)] == after {
+			return k
+		}
+		i = k + 1
+	}
 }
 
 // cutHello drops everything up to and including the hello line: what a
