@@ -13,9 +13,11 @@ type sshLimiter struct {
 	limit    int
 	inUse    int
 	maxInUse int
-	// freed is closed (and replaced) whenever a slot frees, waking every
-	// waiter to re-check.
-	freed chan struct{}
+	// freed is closed (and replaced) when a slot frees while someone
+	// waits (waiting), waking every waiter to re-check. Without waiters
+	// a release makes no channel: the usual case, one per program.
+	freed   chan struct{}
+	waiting bool
 }
 
 func newSSHLimiter(limit int) *sshLimiter {
@@ -36,6 +38,7 @@ func (l *sshLimiter) acquire(ctx context.Context) error {
 			return nil
 		}
 		wake := l.freed
+		l.waiting = true
 		l.mu.Unlock()
 		select {
 		case <-wake:
@@ -65,8 +68,12 @@ func (l *sshLimiter) lower(n int) (limit int, changed bool) {
 }
 
 func (l *sshLimiter) wakeLocked() {
+	if !l.waiting {
+		return
+	}
 	close(l.freed)
 	l.freed = make(chan struct{})
+	l.waiting = false
 }
 
 // snapshot reports the current limit, slots in use and the high-water mark.
