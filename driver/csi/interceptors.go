@@ -18,9 +18,11 @@ import (
 	"github.com/switchyard-csi/switchyard/driver/keylock"
 )
 
-// recoverer turns a panic in a handler into INTERNAL, logging the stack: one
-// bad request must never take the whole plugin (and every node's mounts) down.
-func recoverer(log *slog.Logger) grpc.UnaryServerInterceptor {
+// recoverer runs next, the steps inside it (each step below calls the
+// next one itself, which passes the handler h on; locker calls h), and
+// turns a panic in them into INTERNAL, logging the stack: one bad request
+// must never take the whole plugin (and every node's mounts) down.
+func recoverer(log *slog.Logger, next grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -28,24 +30,26 @@ func recoverer(log *slog.Logger) grpc.UnaryServerInterceptor {
 				resp, err = nil, status.Errorf(codes.Internal, "%s: internal error (panic: %v); this is a bug, please report it", shortMethod(info.FullMethod), p)
 			}
 		}()
-		return h(ctx, req)
+		return next(ctx, req, info, h)
 	}
 }
 
-// statusOnly guarantees that every error leaving the server is a gRPC status
+// statusOnly guarantees that every error leaving next is a gRPC status
 // chosen deliberately; anything else is a bug surfaced as INTERNAL.
-func statusOnly(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	resp, err := h(ctx, req)
-	if err == nil {
-		return resp, nil
+func statusOnly(next grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		resp, err := next(ctx, req, info, h)
+		if err == nil {
+			return resp, nil
+		}
+		if s, ok := status.FromError(err); ok {
+			return nil, bounded(s)
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return nil, status.FromContextError(err).Err()
+		}
+		return nil, bounded(status.New(codes.Internal, err.Error()))
 	}
-	if s, ok := status.FromError(err); ok {
-		return nil, bounded(s)
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return nil, status.FromContextError(err).Err()
-	}
-	return nil, bounded(status.New(codes.Internal, err.Error()))
 }
 
 // bounded cuts an error message that echoes too much input (echo.Message):
@@ -87,9 +91,9 @@ func locker(locks *keylock.Set) grpc.UnaryServerInterceptor {
 	}
 }
 
-// logger logs every call with its outcome; request bodies only at debug
-// level and always with CSI secrets stripped.
-func logger(log *slog.Logger) grpc.UnaryServerInterceptor {
+// logger logs every call (next) with its outcome; request bodies only at
+// debug level and always with CSI secrets stripped.
+func logger(log *slog.Logger, next grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		method := shortMethod(info.FullMethod)
 		debug := log.Enabled(ctx, slog.LevelDebug)
@@ -97,7 +101,7 @@ func logger(log *slog.Logger) grpc.UnaryServerInterceptor {
 			log.Debug("call", "method", method, "request", protosanitizer.StripSecrets(req).String())
 		}
 		start := time.Now()
-		resp, err := h(ctx, req)
+		resp, err := next(ctx, req, info, h)
 		took := time.Since(start)
 		if err != nil {
 			st, _ := status.FromError(err)
