@@ -62,6 +62,7 @@ type sshSettings struct {
 	cfg     SSHConfig // with defaults applied
 	addr    string    // host:port
 	who     string    // user@host:port, the prefix of every error
+	prefix  string    // "ssh " + who, made once: every program needs it at hand
 	methods string    // auth methods offered, for the auth error
 	auth    []ssh.AuthMethod
 	pinned  string // normalised HostKeyFingerprint, or ""
@@ -105,6 +106,7 @@ func (cfg SSHConfig) validate() (*sshSettings, error) {
 
 	st := &sshSettings{cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))}
 	st.who = cfg.Username + "@" + st.addr
+	st.prefix = "ssh " + st.who
 
 	var methods []string
 	if cfg.PrivateKey != "" {

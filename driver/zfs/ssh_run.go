@@ -72,7 +72,7 @@ func (s *SSH) withSession(ctx context.Context, opts RunOptions, run func(*sshCon
 // nothing is retried once run is called.
 func (s *SSH) withChannel(ctx context.Context, open func(*sshConn) error, run func(*sshConn) (Output, error)) (Output, error) {
 	notRun := Output{Code: -1}
-	prefix := "ssh " + s.st.who
+	prefix := s.st.prefix
 	freshRetry := true
 	idleRefusals := 0
 	backoff := refusalBackoffMin
@@ -151,7 +151,7 @@ func (s *SSH) openSession(c *sshConn, opts RunOptions) (*ssh.Session, error) {
 // runSession sends the command, feeds stdin and waits for the exit
 // status, ctx's end, or the connection's loss.
 func (s *SSH) runSession(ctx context.Context, c *sshConn, sess *ssh.Session, line string, opts RunOptions) (Output, error) {
-	prefix := "ssh " + s.st.who
+	prefix := s.st.prefix
 	lost := Output{Code: -1}
 	s.sessions.Add(1)
 	roundtrip.Count(ctx, roundtrip.SSH)

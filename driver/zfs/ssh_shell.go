@@ -279,7 +279,7 @@ func (s *SSH) runOnShell(ctx context.Context, line string) (Output, error) {
 // markers. keep: sh is in step and may take the next program. notRun: sh
 // ended in order before it began the program, which therefore never ran.
 func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out Output, keep, notRun bool, err error) {
-	prefix := "ssh " + s.st.who
+	prefix := s.st.prefix
 	lost := Output{Code: -1}
 	m := newMarker()
 	s.programs.Add(1)
@@ -338,7 +338,7 @@ func (s *SSH) runFramed(ctx context.Context, sh *shellSession, line string) (out
 
 // shellEnded answers for a session whose stream ended mid-program.
 func (s *SSH) shellEnded(ctx context.Context, sh *shellSession, begun bool, ob, eb []byte) (out Output, keep, notRun bool, err error) {
-	prefix := "ssh " + s.st.who
+	prefix := s.st.prefix
 	lost := Output{Code: -1}
 	t := time.NewTimer(shellEndWait)
 	defer t.Stop()

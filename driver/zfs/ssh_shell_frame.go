@@ -46,8 +46,11 @@ func newSessionID() string { return "SWYS" + newMarker()[len("SWY"):] }
 // no quoting.
 func newMarker() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return "SWY" + hex.EncodeToString(b[:])
+	_, _ = rand.Read(b[:])            // never fails (crypto/rand)
+	var m [len("SWY") + 2*len(b)]byte // one string made, not three
+	copy(m[:], "SWY")
+	hex.Encode(m[len("SWY"):], b[:])
+	return string(m[:])
 }
 
 // frameProgram is the line that runs program under marker m.

@@ -43,7 +43,7 @@ func (s *SSH) RunStream(ctx context.Context, line string, stdin io.Reader, stdou
 }
 
 func (s *SSH) streamSession(ctx context.Context, c *sshConn, sess *ssh.Session, line string, stdin io.Reader, stdout io.Writer) (Output, error) {
-	prefix := "ssh " + s.st.who
+	prefix := s.st.prefix
 	lost := Output{Code: -1}
 	s.sessions.Add(1)
 	roundtrip.Count(ctx, roundtrip.SSH)
