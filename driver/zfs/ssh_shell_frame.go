@@ -111,19 +111,28 @@ func stdoutFrame(buf []byte, m string, hello bool) (out string, code int, begun 
 	if i < 0 {
 		return "", 0, true, frameWaiting
 	}
-	tail := body[i+len(m)+2:]
+	code, st = endStatus(body[i+len(m)+2:])
+	if st != frameDone {
+		return "", 0, true, st
+	}
+	return string(body[:i]), code, true, frameDone
+}
+
+// endStatus reads what follows the end line's marker and space: the
+// status (0-255) and a newline, the stream's last bytes.
+func endStatus(tail []byte) (int, frameState) {
 	nl := bytes.IndexByte(tail, '\n')
 	if nl < 0 {
 		if len(tail) > 3 {
-			return "", 0, true, frameDesync
+			return 0, frameDesync
 		}
-		return "", 0, true, frameWaiting
+		return 0, frameWaiting
 	}
 	n, err := strconv.Atoi(string(tail[:nl]))
 	if err != nil || n < 0 || n > 255 || nl+1 != len(tail) {
-		return "", 0, true, frameDesync
+		return 0, frameDesync
 	}
-	return string(body[:i]), n, true, frameDone
+	return n, frameDone
 }
 
 // stderrFrame reads stderr so far: hello (first program only), P's

@@ -3,7 +3,6 @@ package zfs
 import (
 	"bytes"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,7 +11,8 @@ import (
 // of the built pattern, and the frame readers against the rule they had
 // when they built their patterns (begin line m+"\n", end lines
 // "\n"+m+" "+status and "\n"+m+"\n"), on random streams made of marker
-// pieces, newlines, spaces and digits.
+// pieces, newlines, spaces and digits (the status after the end line is
+// read by endStatus in both).
 func TestFramesAgainstBuiltPatterns(t *testing.T) {
 	const m = "SWYab12"
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -58,19 +58,11 @@ func builtStdoutFrame(buf []byte, m string) (string, int, bool, frameState) {
 	if i < 0 {
 		return "", 0, true, frameWaiting
 	}
-	tail := body[i+len(end):]
-	nl := bytes.IndexByte(tail, '\n')
-	if nl < 0 {
-		if len(tail) > 3 {
-			return "", 0, true, frameDesync
-		}
-		return "", 0, true, frameWaiting
+	code, st := endStatus(body[i+len(end):])
+	if st != frameDone {
+		return "", 0, true, st
 	}
-	n, err := strconv.Atoi(string(tail[:nl]))
-	if err != nil || n < 0 || n > 255 || nl+1 != len(tail) {
-		return "", 0, true, frameDesync
-	}
-	return string(body[:i]), n, true, frameDone
+	return string(body[:i]), code, true, frameDone
 }
 
 func builtStderrFrame(buf []byte, m string) (string, frameState) {
