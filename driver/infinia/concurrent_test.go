@@ -1,0 +1,116 @@
+package infinia
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// holdUntil makes the fake hold every request whose method and path
+// suffix match until n of them are in flight together, or until a second
+// has passed; it reports whether all n were ever in flight together.
+func holdUntil(f *fakeInfinia, method, suffix string, n int) func() bool {
+	var mu sync.Mutex
+	arrived := 0
+	all := make(chan struct{})
+	f.mu.Lock()
+	f.hold = func(r *http.Request) {
+		if r.Method != method || !strings.HasSuffix(r.URL.Path, suffix) {
+			return
+		}
+		mu.Lock()
+		arrived++
+		if arrived == n {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-time.After(time.Second):
+		}
+	}
+	f.mu.Unlock()
+	return func() bool {
+		select {
+		case <-all:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// TestExposesGoTogether: a create exposes the volume on its instances at
+// once (the fake holds each expose until both have arrived; sent one
+// after the other, the first would wait out its second alone).
+func TestExposesGoTogether(t *testing.T) {
+	f := newFake(t)
+	d := newTestDriver(t, accountYAML(f.url), nil)
+	together := holdUntil(f, http.MethodPut, "/expose", 2)
+	v := mustCreate(t, d, "pvc-1", 1<<20)
+	if !together() {
+		t.Fatal("the two exposes were never in flight together")
+	}
+	if n := len(strings.Split(v.GetVolumeContext()["transports"], ",")); n != 2 {
+		t.Errorf("transports %q, want both instances", v.GetVolumeContext()["transports"])
+	}
+}
+
+// TestServiceAndVolumeReadTogether: once a service's dataset is known, a
+// create reads the service and its volume at once.
+func TestServiceAndVolumeReadTogether(t *testing.T) {
+	f := newFake(t)
+	d := newTestDriver(t, accountYAML(f.url), nil)
+	mustCreate(t, d, "pvc-1", 1<<20) // the dataset is now known
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	f.mu.Lock()
+	f.hold = func(r *http.Request) {
+		if r.Method != http.MethodGet || !(strings.Contains(r.URL.Path, "/services/") || strings.Contains(r.URL.Path, "/volumes/")) {
+			return
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	f.mu.Unlock()
+	mustCreate(t, d, "pvc-2", 1<<20)
+	if most != 2 {
+		t.Errorf("at most %d of the service and volume reads in flight together, want 2", most)
+	}
+}
+
+// TestExposeFailureWaitsForTheOthers: one instance refused while the
+// other's expose is still in flight. The create names the refused
+// instance and removes what it made only after every expose answered, so
+// nothing is left behind.
+func TestExposeFailureWaitsForTheOthers(t *testing.T) {
+	f := newFake(t)
+	f.addService("red", "three", 1, 2, 9) // instance 9 does not exist
+	d := newTestDriver(t, accountYAML(f.url), nil)
+	together := holdUntil(f, http.MethodPut, "/expose", 3)
+	_, err := d.CreateVolume(context.Background(), createReq("pvc-9", 1<<20, map[string]string{"service": "red/three"}))
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "instance 9") {
+		t.Fatalf("create with an unknown instance: %v, want INVALID_ARGUMENT naming instance 9", err)
+	}
+	if !together() {
+		t.Error("the three exposes were never in flight together")
+	}
+	if n := len(f.volumeNames("red", "three")); n != 0 {
+		t.Errorf("%d volumes left after the failed create", n)
+	}
+	if s := f.subsystem("red", "pvc-9"); s != nil {
+		t.Errorf("subsystem left after the failed create: %+v", s)
+	}
+}
