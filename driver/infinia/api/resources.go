@@ -129,11 +129,17 @@ func (c *Client) ExposeVolume(ctx context.Context, sub, dataset, name string, in
 	if err := c.Do(ctx, http.MethodPut, c.subPath(sub, "datasets", dataset, "volumes", name, "expose"), nil, body, &raw); err != nil {
 		return nil, err
 	}
+	return subsystemIn(raw), nil
+}
+
+// subsystemIn reads data as a subsystem; nil when it is none (absent,
+// null, another shape, or nameless).
+func subsystemIn(raw json.RawMessage) *Subsystem {
 	var s Subsystem
 	if json.Unmarshal(raw, &s) != nil || s.Name == "" {
-		return nil, nil
+		return nil
 	}
-	return &s, nil
+	return &s
 }
 
 // CreateSubsystem makes an NVMe-oF subsystem.
