@@ -11,7 +11,9 @@ import (
 // every instance the create exposed.
 func TestCompleteAnswer(t *testing.T) {
 	v := &api.Volume{Name: "pvc-1", Subsystem: "pvc-1"}
-	l := func(id string) api.Listener { return api.Listener{TrType: "TCP", TrAddrs: []string{"10.0.0." + id}, InstanceID: api.Flex(id)} }
+	l := func(id string) api.Listener {
+		return api.Listener{TrType: "TCP", TrAddrs: []string{"10.0.0." + id}, InstanceID: api.Flex(id)}
+	}
 	full := func() *api.Subsystem {
 		return &api.Subsystem{Name: "pvc-1", NQN: "nqn.x", Namespaces: []api.Namespace{{NSID: "1", Volume: "pvc-1"}},
 			Listeners: []api.Listener{l("1"), l("2"), l("3")}}
