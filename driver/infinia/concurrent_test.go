@@ -10,40 +10,23 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchyard-csi/switchyard/lab/gate"
 )
 
 // holdUntil makes the fake hold every request whose method and path
-// suffix match until n of them are in flight together, or until a second
-// has passed; it reports whether all n were ever in flight together.
-func holdUntil(f *fakeInfinia, method, suffix string, n int) func() bool {
-	var mu sync.Mutex
-	arrived := 0
-	all := make(chan struct{})
+// suffix match until n of them are in flight together, or a second has
+// passed; the gate tells whether all n ever were.
+func holdUntil(f *fakeInfinia, method, suffix string, n int) *gate.Gate {
+	g := gate.New(n)
 	f.mu.Lock()
 	f.hold = func(r *http.Request) {
-		if r.Method != method || !strings.HasSuffix(r.URL.Path, suffix) {
-			return
-		}
-		mu.Lock()
-		arrived++
-		if arrived == n {
-			close(all)
-		}
-		mu.Unlock()
-		select {
-		case <-all:
-		case <-time.After(time.Second):
+		if r.Method == method && strings.HasSuffix(r.URL.Path, suffix) {
+			g.Wait(time.Second)
 		}
 	}
 	f.mu.Unlock()
-	return func() bool {
-		select {
-		case <-all:
-			return true
-		default:
-			return false
-		}
-	}
+	return g
 }
 
 // TestExposesGoTogether: a create exposes the volume on its instances at
@@ -54,7 +37,7 @@ func TestExposesGoTogether(t *testing.T) {
 	d := newTestDriver(t, accountYAML(f.url), nil)
 	together := holdUntil(f, http.MethodPut, "/expose", 2)
 	v := mustCreate(t, d, "pvc-1", 1<<20)
-	if !together() {
+	if !together.Opened() {
 		t.Fatal("the two exposes were never in flight together")
 	}
 	if n := len(strings.Split(v.GetVolumeContext()["transports"], ",")); n != 2 {
@@ -104,7 +87,7 @@ func TestExposeFailureWaitsForTheOthers(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "instance 9") {
 		t.Fatalf("create with an unknown instance: %v, want INVALID_ARGUMENT naming instance 9", err)
 	}
-	if !together() {
+	if !together.Opened() {
 		t.Error("the three exposes were never in flight together")
 	}
 	if n := len(f.volumeNames("red", "three")); n != 0 {
