@@ -13,14 +13,14 @@ type volumeRead struct {
 	err error
 }
 
-// readForCreate reads the service a create names and the volume it would
-// make. The volume lives in the service's dataset; once a service has
-// been read its dataset is known (a service never moves), so both reads
-// go at once and the create waits one round trip for them. The service is
-// still read every time: a deleted or retyped service must fail the
-// create at once and clearly. Should the service answer another dataset
-// than the remembered one, the volume is read again there. On a service
-// error the volume's answer is dropped.
+// readForCreate reads the service a create (or FindVolume) names and the
+// volume it would make. The volume lives in the service's dataset; once a
+// service has been read its dataset is known (a service never moves), so
+// both reads go at once and the caller waits one round trip for them. The
+// service is still read every time: a deleted or retyped service must
+// fail the create at once and clearly. Should the service answer another
+// dataset than the remembered one, the volume is read again there. On a
+// service error the volume's answer is dropped.
 func (d *Driver) readForCreate(ctx context.Context, t target, p volParams) (*api.Service, volumeRead, error) {
 	h := t.h
 	ds, known := d.datasets.Load(p.acct.key + "\x00" + p.subtenant + "/" + p.service)
