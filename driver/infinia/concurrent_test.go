@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchyard-csi/switchyard/driver/infinia/api"
 	"github.com/switchyard-csi/switchyard/lab/gate"
 )
 
@@ -95,5 +96,25 @@ func TestExposeFailureWaitsForTheOthers(t *testing.T) {
 	}
 	if s := f.subsystem("red", "pvc-9"); s != nil {
 		t.Errorf("subsystem left after the failed create: %+v", s)
+	}
+}
+
+// TestMovedDatasetIsReadAgain: the volume read sent with the service's
+// rests on the dataset remembered from an earlier read. When the service
+// answers another dataset, the volume is looked for there: a volume of
+// that name in the old dataset must not pass for this create's.
+func TestMovedDatasetIsReadAgain(t *testing.T) {
+	f := newFake(t)
+	d := newTestDriver(t, accountYAML(f.url), nil)
+	mustCreate(t, d, "pvc-1", 1<<20)
+	f.mu.Lock()
+	s := f.subs["red"]
+	s.services["csiService"].Dataset = "moved"
+	s.datasets["moved"] = &fakeDataset{volumes: map[string]*api.Volume{}}
+	delete(s.subsystems, "pvc-1") // the new volume gets its own subsystem
+	f.mu.Unlock()
+	mustCreate(t, d, "pvc-1", 1<<20)
+	if got := f.volumeNames("red", "moved"); len(got) != 1 || got[0] != "pvc-1" {
+		t.Errorf("volumes in the service's new dataset: %v, want pvc-1 made there", got)
 	}
 }
