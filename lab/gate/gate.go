@@ -21,6 +21,8 @@ func New(n int) *Gate { return &Gate{n: n, open: make(chan struct{})} }
 
 // Wait counts the caller in and holds it until the gate opens or wait has
 // passed (so a test of calls that never come together fails, not hangs).
+// A caller that gives up is counted out again: callers that come one
+// after another never open the gate.
 func (g *Gate) Wait(wait time.Duration) {
 	g.mu.Lock()
 	g.seen++
@@ -31,6 +33,11 @@ func (g *Gate) Wait(wait time.Duration) {
 	select {
 	case <-g.open:
 	case <-time.After(wait):
+		g.mu.Lock()
+		if !g.Opened() {
+			g.seen--
+		}
+		g.mu.Unlock()
 	}
 }
 
