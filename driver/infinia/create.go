@@ -55,7 +55,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 	t := target{h: h, acct: p.acct, c: c}
 
-	svc, err := d.service(ctx, c, p.acct, p.subtenant, p.service)
+	svc, read, err := d.readForCreate(ctx, t, p)
 	if api.IsNotFound(err) {
 		return nil, invalidParam(paramService, "%s/%s does not exist for account %s (%v)", p.subtenant, p.service, p.acct.key, err)
 	}
@@ -75,15 +75,12 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 	ds := svc.DatasetName()
 
-	vol, created, err := d.findOrMake(ctx, t, ds, size, p, instances, req)
+	vol, created, err := d.findOrMake(ctx, t, ds, size, p, instances, req, read)
 	if err != nil {
 		return nil, err
 	}
-	for _, inst := range instances {
-		err := c.ExposeVolume(ctx, h.subtenant, ds, h.volume, inst)
-		if err == nil {
-			continue
-		}
+	sub, inst, err := exposeAll(ctx, t, ds, vol, instances)
+	if err != nil {
 		if code := api.StatusCode(err); code == http.StatusBadRequest || code == http.StatusNotFound {
 			if created {
 				d.rollback(t, ds)
@@ -92,7 +89,12 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		}
 		return nil, apiErr(err, p.acct, fmt.Sprintf("exposing volume %s on instance %d", h, inst))
 	}
-	vc, err := d.contextOf(ctx, t, vol, ownershipOf(p.acct, vol), p.dataPort)
+	var vc map[string]string
+	if sub != nil {
+		vc, err = contextFrom(vol, sub, ownershipOf(p.acct, vol), p.dataPort)
+	} else {
+		vc, err = d.contextOf(ctx, t, vol, ownershipOf(p.acct, vol), p.dataPort)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +108,9 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 
 // findOrMake returns the existing volume when it fits the request, or
 // makes the subsystem and the volume. created reports the latter.
-func (d *Driver) findOrMake(ctx context.Context, t target, ds string, size int64, p volParams, instances []int, req *csi.CreateVolumeRequest) (*api.Volume, bool, error) {
+func (d *Driver) findOrMake(ctx context.Context, t target, ds string, size int64, p volParams, instances []int, req *csi.CreateVolumeRequest, read volumeRead) (*api.Volume, bool, error) {
 	c, h := t.c, t.h
-	vol, err := c.GetVolume(ctx, h.subtenant, ds, h.volume)
+	vol, err := read.vol, read.err
 	switch {
 	case err == nil:
 		return vol, false, d.checkExisting(vol, h, req)
@@ -183,6 +185,11 @@ func (d *Driver) contextOf(ctx context.Context, t target, v *api.Volume, o owner
 	if err != nil {
 		return nil, apiErr(err, t.acct, "reading subsystem "+t.h.subtenant+"/"+sub)
 	}
+	return contextFrom(v, s, o, dataPort)
+}
+
+// contextFrom builds the volume_context from the volume's subsystem.
+func contextFrom(v *api.Volume, s *api.Subsystem, o ownership, dataPort int) (map[string]string, error) {
 	vc, err := volumeContext(v, s, o, dataPort)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s: %v", DriverName, err)

@@ -31,6 +31,9 @@ type fakeInfinia struct {
 	inject    map[string]int // "METHOD /path" → status to answer once
 	logins    int
 	nextID    int
+	// hold, when set, runs before a request is served, outside the lock
+	// (a test holds requests in it to see which ones are in flight at once).
+	hold func(r *http.Request)
 }
 
 type fakeSub struct {
@@ -90,6 +93,12 @@ func fail(code int, format string, a ...any) reply {
 // wrap does login, auth and injected failures around the routes.
 func (f *fakeInfinia) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		hold := f.hold
+		f.mu.Unlock()
+		if hold != nil {
+			hold(r)
+		}
 		f.mu.Lock()
 		key := r.Method + " " + r.URL.Path
 		code, injected := f.inject[key]

@@ -28,14 +28,14 @@ func (d *Driver) FindVolume(ctx context.Context, req *csi.CreateVolumeRequest) (
 	if err != nil {
 		return nil, err
 	}
-	svc, err := d.service(ctx, c, p.acct, p.subtenant, p.service)
+	_, read, err := d.readForCreate(ctx, target{h: h, acct: p.acct, c: c}, p)
 	if api.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, apiErr(err, p.acct, "reading service "+p.subtenant+"/"+p.service)
 	}
-	vol, err := c.GetVolume(ctx, h.subtenant, svc.DatasetName(), h.volume)
+	vol, err := read.vol, read.err
 	if api.IsNotFound(err) {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package infinia
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,9 +27,19 @@ func TestCreateVolumeMakesSubsystemVolumeAndListeners(t *testing.T) {
 	want := map[string]string{
 		"node_attach_driver": "nvmeof", "provisioner_driver": "infinia-nvmeof",
 		"nqn": "nqn.2023-03.com.ddn:red:clu1:red:red:pvc-red-1", "nsid": "1",
-		"transport": "tcp://127.0.0.1:4420", "transports": "tcp://127.0.0.1:4420,tcp://127.0.0.2:4420",
 		"uuid": "00000000-0000-4000-8000-000000000001", "owneruid": "1000", "groupuid": "2000", "perms": "0750",
 	}
+	// The exposes go at once, and this server keeps listeners in the
+	// order they came: every listener is a path, the first one any of them.
+	trs := strings.Split(vc["transports"], ",")
+	slices.Sort(trs)
+	if got := strings.Join(trs, ","); got != "tcp://127.0.0.1:4420,tcp://127.0.0.2:4420" {
+		t.Errorf("volume_context[transports] = %q, want both instances' listeners", vc["transports"])
+	}
+	if !slices.Contains(trs, vc["transport"]) {
+		t.Errorf("volume_context[transport] = %q, not one of transports %q", vc["transport"], vc["transports"])
+	}
+	want["transport"], want["transports"] = vc["transport"], vc["transports"]
 	for k, w := range want {
 		if vc[k] != w {
 			t.Errorf("volume_context[%s] = %q, want %q", k, vc[k], w)

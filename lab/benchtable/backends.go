@@ -67,7 +67,7 @@ func lookup(name string) (backend, error) {
 			}}, nil
 	case "infinia-nvmeof":
 		return backend{name: name, slots: 16, cap: blockCap, main: func(_ string, h simproc.Hello) string { return hello(h) },
-			about: "the simulated DDN Infinia (simulators/infinia), REST over TLS, the latency charged per request; round trips are the requests the simulator routed",
+			about: "the simulated DDN Infinia (simulators/infinia), REST over TLS, the latency charged per request; round trips are the requests the simulator routed; a create sends its seven in four steps (the service and volume reads together, the exposes together), so its bound (requests × latency) is loose by three",
 			sim: func(dir string, l time.Duration) *simproc.Spec {
 				return &simproc.Spec{Kind: "infinia", Dir: dir, Latency: l}
 			}}, nil

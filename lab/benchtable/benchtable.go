@@ -51,6 +51,10 @@ type Row struct {
 	DriverRSS    int64         // bytes, after the batch
 	Bound        time.Duration // RoundTrips × latency (0: no bound)
 	BoundPerSec  float64       // min(Callers, slots) ÷ Bound
+	// Connections is how many TCP connections the simulator accepted
+	// during the batch (0 where it does not count them): kept-alive
+	// connections show as none.
+	Connections int64
 }
 
 // Table is one backend's rows.
@@ -180,8 +184,12 @@ func measure(driverPid int, sim *simproc.Proc, callers, n int, op func(int) erro
 		return r, err
 	}
 	var s0 time.Duration
+	var c0 simproc.Counts
 	if sim != nil {
 		if s0, err = sim.CPU(); err != nil {
+			return r, err
+		}
+		if c0, err = sim.Counts(); err != nil {
 			return r, err
 		}
 	}
@@ -205,6 +213,7 @@ func measure(driverPid int, sim *simproc.Proc, callers, n int, op func(int) erro
 			return r, err
 		}
 		r.RoundTrips = float64(c.RoundTrips()) / float64(n)
+		r.Connections = c.Connections - c0.Connections
 	}
 	if r.DriverRSS, err = procstat.RSS(driverPid); err != nil {
 		return r, err

@@ -3,6 +3,7 @@ package benchtable
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -30,6 +31,22 @@ func (t Table) Write(w io.Writer) {
 			r.Callers, r.Op, rate, p50, msec(r.P99), rt, msec(r.DriverCPU), sim, float64(r.DriverRSS)/(1<<20))
 	}
 	fmt.Fprintln(w)
+	t.writeConnections(w)
+}
+
+// writeConnections says how many TCP connections the simulator accepted
+// per batch, where it counts them: whether the driver keeps them alive.
+func (t Table) writeConnections(w io.Writer) {
+	var parts []string
+	for _, r := range t.Rows {
+		if r.Connections > 0 {
+			parts = append(parts, fmt.Sprintf("%s at %d callers %d", r.Op, r.Callers, r.Connections))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "New TCP connections the simulator accepted per batch (the rest kept alive): %s.\n\n", strings.Join(parts, ", "))
 }
 
 func msec(d time.Duration) string {

@@ -1,6 +1,7 @@
 package infinia
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -148,7 +149,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // net/http closes the connection without an answer
 	}
 	s.stats.status(status)
-	s.log.Debug("request", "route", rt.key, "path", r.URL.Path, "status", status)
+	if s.log.Enabled(r.Context(), slog.LevelDebug) { // the arguments cost allocations per request
+		s.log.Debug("request", "route", rt.key, "path", r.URL.Path, "status", status)
+	}
 	writeEnvelope(w, status, title, data)
 }
 

@@ -90,10 +90,15 @@ func (s store) save(st *state) error {
 
 // createData makes a sparse data file of size bytes.
 func (s store) createData(uuid string, size int64) error {
-	if err := os.MkdirAll(s.volumesDir(), 0o755); err != nil {
-		return err
-	}
 	f, err := os.OpenFile(s.dataPath(uuid), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The first volume (or the directory was removed): make it then,
+		// not with a stat per create.
+		if err := os.MkdirAll(s.volumesDir(), 0o755); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(s.dataPath(uuid), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package infinia
 
 import (
-	"encoding/json"
 	"maps"
 	"reflect"
 	"slices"
@@ -57,7 +56,11 @@ func (t *tx) touch(c, tn, sn, name string, force bool) {
 	if sub := t.s.st.subtenant(c, tn, sn); sub != nil {
 		old = sub.Subsystems[name].clone()
 	}
-	t.touched = append(t.touched, touched{c: c, t: tn, s: sn, name: name, before: t.s.snapshotOf(c, tn, sn, name), old: old, force: force})
+	var before *Subsystem
+	if t.s.target != nil { // the snapshots are only the Target's
+		before = t.s.snapshotOf(c, tn, sn, name)
+	}
+	t.touched = append(t.touched, touched{c: c, t: tn, s: sn, name: name, before: before, old: old, force: force})
 }
 
 // touchVolume records volume name of dataset d before the change.
@@ -90,26 +93,27 @@ func (t *tx) commit() *apiError {
 	s := t.s
 	var done []applied
 	for _, x := range t.touched {
+		if s.target == nil {
+			break
+		}
 		after := s.snapshotOf(x.c, x.t, x.s, x.name)
 		if !x.force && reflect.DeepEqual(x.before, after) {
 			continue
 		}
-		if s.target != nil {
-			var err error
-			if after == nil {
-				err = s.target.Remove(x.before.NQN)
-			} else {
-				err = s.target.Apply(*after)
+		var err error
+		if after == nil {
+			err = s.target.Remove(x.before.NQN)
+		} else {
+			err = s.target.Apply(*after)
+		}
+		if err != nil {
+			// The Target may have got halfway: put this one back too.
+			t.rollback(append(done, applied{before: x.before, after: after}))
+			nqn := x.before
+			if after != nil {
+				nqn = after
 			}
-			if err != nil {
-				// The Target may have got halfway: put this one back too.
-				t.rollback(append(done, applied{before: x.before, after: after}))
-				nqn := x.before
-				if after != nil {
-					nqn = after
-				}
-				return errorf(500, "target: subsystem %s: %v", nqn.NQN, err)
-			}
+			return errorf(500, "target: subsystem %s: %v", nqn.NQN, err)
 		}
 		done = append(done, applied{before: x.before, after: after})
 	}
@@ -168,11 +172,7 @@ func (s *Server) persist(mk func() (entry, error)) error {
 	if err != nil {
 		return err
 	}
-	line, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	if err := s.j.append(append(line, '\n')); err != nil {
+	if err := s.j.append(append(e.appendLine(nil), '\n')); err != nil {
 		return err
 	}
 	if s.j.size > compactAfter {

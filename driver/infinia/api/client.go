@@ -226,6 +226,14 @@ func (c *Client) once(ctx context.Context, idx int, method, path string, hdr htt
 	if out == nil {
 		return "", false, nil
 	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		// The data as it came, for answers whose shape the facts leave
+		// open: empty when there is none, never an error.
+		if decodeErr == nil {
+			*raw = env.Data
+		}
+		return "", false, nil
+	}
 	if decodeErr == nil {
 		decodeErr = json.Unmarshal(env.Data, out)
 	}

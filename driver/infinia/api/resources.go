@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -119,10 +120,26 @@ func (c *Client) ResizeVolume(ctx context.Context, sub, dataset, name string, nb
 }
 
 // ExposeVolume adds a listener of instance to the volume's subsystem
-// (idempotent).
-func (c *Client) ExposeVolume(ctx context.Context, sub, dataset, name string, instance int) error {
+// (idempotent). The facts do not say what it answers: the subsystem is
+// returned when the answer's data reads as one, else nil (never an error:
+// the expose itself succeeded).
+func (c *Client) ExposeVolume(ctx context.Context, sub, dataset, name string, instance int) (*Subsystem, error) {
 	body := map[string]any{"nvmf": map[string]any{"transport": "TCP", "instanceId": instance}}
-	return c.Do(ctx, http.MethodPut, c.subPath(sub, "datasets", dataset, "volumes", name, "expose"), nil, body, nil)
+	var raw json.RawMessage
+	if err := c.Do(ctx, http.MethodPut, c.subPath(sub, "datasets", dataset, "volumes", name, "expose"), nil, body, &raw); err != nil {
+		return nil, err
+	}
+	return subsystemIn(raw), nil
+}
+
+// subsystemIn reads data as a subsystem; nil when it is none (absent,
+// null, another shape, or nameless).
+func subsystemIn(raw json.RawMessage) *Subsystem {
+	var s Subsystem
+	if json.Unmarshal(raw, &s) != nil || s.Name == "" {
+		return nil
+	}
+	return &s
 }
 
 // CreateSubsystem makes an NVMe-oF subsystem.
