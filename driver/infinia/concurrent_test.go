@@ -118,3 +118,22 @@ func TestMovedDatasetIsReadAgain(t *testing.T) {
 		t.Errorf("volumes in the service's new dataset: %v, want pvc-1 made there", got)
 	}
 }
+
+// TestLostExposeIsExposedAgain: if the system lost one of the exposes sent
+// at once (answered, not applied), the subsystem read after them lacks
+// that instance; the create exposes it again alone, so the volume gets a
+// path on every instance, not fewer than asked.
+func TestLostExposeIsExposedAgain(t *testing.T) {
+	f := newFake(t)
+	d := newTestDriver(t, accountYAML(f.url), nil)
+	f.mu.Lock()
+	f.lostExposes = 1
+	f.mu.Unlock()
+	v := mustCreate(t, d, "pvc-1", 1<<20)
+	if n := len(strings.Split(v.GetVolumeContext()["transports"], ",")); n != 2 {
+		t.Errorf("transports %q, want both instances", v.GetVolumeContext()["transports"])
+	}
+	if s := f.subsystem("red", "pvc-1"); s == nil || len(s.Listeners) != 2 {
+		t.Errorf("subsystem after the create: %+v, want a listener on each of the 2 instances", s)
+	}
+}

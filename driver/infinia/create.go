@@ -80,6 +80,19 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 	sub, inst, err := exposeAll(ctx, t, ds, vol, instances)
+	if err == nil && sub == nil && len(instances) > 1 {
+		// No answer showed the subsystem complete: read it, and expose
+		// again, one at a time, on any instance it does not list (see
+		// exposeMissing). sub stays nil, so the context reads it anew.
+		var s *api.Subsystem
+		if s, err = d.subsystemOf(ctx, t, vol); err != nil {
+			return nil, err
+		}
+		inst, err = exposeMissing(ctx, t, ds, s, instances)
+		if err == nil && inst == 0 {
+			sub = s
+		}
+	}
 	if err != nil {
 		if code := api.StatusCode(err); code == http.StatusBadRequest || code == http.StatusNotFound {
 			if created {
@@ -174,6 +187,16 @@ func (d *Driver) checkExisting(v *api.Volume, h handle, req *csi.CreateVolumeReq
 
 // contextOf reads the volume's subsystem and builds its volume_context.
 func (d *Driver) contextOf(ctx context.Context, t target, v *api.Volume, o ownership, dataPort int) (map[string]string, error) {
+	s, err := d.subsystemOf(ctx, t, v)
+	if err != nil {
+		return nil, err
+	}
+	return contextFrom(v, s, o, dataPort)
+}
+
+// subsystemOf reads the subsystem that exports v; its errors are gRPC
+// statuses.
+func (d *Driver) subsystemOf(ctx context.Context, t target, v *api.Volume) (*api.Subsystem, error) {
 	sub := v.Subsystem
 	if sub == "" {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s: volume %s is not exported by any NVMe-oF subsystem: export it on Infinia first", DriverName, t.h)
@@ -185,7 +208,7 @@ func (d *Driver) contextOf(ctx context.Context, t target, v *api.Volume, o owner
 	if err != nil {
 		return nil, apiErr(err, t.acct, "reading subsystem "+t.h.subtenant+"/"+sub)
 	}
-	return contextFrom(v, s, o, dataPort)
+	return s, nil
 }
 
 // contextFrom builds the volume_context from the volume's subsystem.

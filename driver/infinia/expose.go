@@ -63,16 +63,41 @@ func completeAnswer(s *api.Subsystem, v *api.Volume, instances []int) bool {
 		return false
 	}
 	for _, inst := range instances {
-		listens := false
-		for _, l := range s.Listeners {
-			if l.InstanceID != "" && l.InstanceID.Int() == inst && len(l.TrAddrs) > 0 {
-				listens = true
-				break
-			}
-		}
-		if !listens {
+		if !listensOn(s, inst) {
 			return false
 		}
 	}
 	return true
+}
+
+// listensOn reports whether s has a listener with addresses on instance inst.
+func listensOn(s *api.Subsystem, inst int) bool {
+	for _, l := range s.Listeners {
+		if l.InstanceID != "" && l.InstanceID.Int() == inst && len(l.TrAddrs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// exposeMissing exposes the volume again, one instance after another, on
+// each instance that s (the subsystem read after exposeAll) does not list.
+// The facts say nothing of how Infinia applies two exposes of one
+// subsystem at once; were one lost (a read-modify-write of the listeners),
+// the volume would quietly have fewer paths than asked for. It returns
+// 0 when s lists every instance (s is the subsystem to use), -1 when some
+// were exposed again (read the subsystem anew), or the instance whose
+// expose failed with its error.
+func exposeMissing(ctx context.Context, t target, ds string, s *api.Subsystem, instances []int) (int, error) {
+	again := 0
+	for _, inst := range instances {
+		if listensOn(s, inst) {
+			continue
+		}
+		if _, err := t.c.ExposeVolume(ctx, t.h.subtenant, ds, t.h.volume, inst); err != nil {
+			return inst, err
+		}
+		again = -1
+	}
+	return again, nil
 }

@@ -34,6 +34,9 @@ type fakeInfinia struct {
 	// hold, when set, runs before a request is served, outside the lock
 	// (a test holds requests in it to see which ones are in flight at once).
 	hold func(r *http.Request)
+	// lostExposes answers that many exposes 200 without applying them (an
+	// expose lost to another one of the same subsystem at once).
+	lostExposes int
 }
 
 type fakeSub struct {
@@ -317,6 +320,10 @@ func (f *fakeInfinia) routes(mux *http.ServeMux) {
 		addr, known := f.instances[body.Nvmf.InstanceID]
 		if !known {
 			return fail(404, "instance %d not found", body.Nvmf.InstanceID)
+		}
+		if f.lostExposes > 0 {
+			f.lostExposes--
+			return ok(nil)
 		}
 		sub := s.subsystems[v.Subsystem]
 		for _, l := range sub.Listeners {
