@@ -16,8 +16,7 @@ import (
 // that differs is only empty (removed with one rmdir); anything with an
 // entry, however far into the listing, or not a directory, is neither.
 func TestSpareCheck(t *testing.T) {
-	sparesOnTmpfs = true // wherever the test's directory is
-	defer func() { sparesOnTmpfs = false }()
+	sparesAnywhere(t)
 	m, dir := newModel(t, 1<<30)
 	if !m.sp.known {
 		t.Fatal("spares not probed")
@@ -98,8 +97,7 @@ func TestSpareCheck(t *testing.T) {
 // one rmdir), it was changed (an empty one: rmdir; one with files: the
 // whole tree). None stays in the trash, and the spares kept are unchanged.
 func TestDiscardPastTheSpares(t *testing.T) {
-	sparesOnTmpfs = true
-	defer func() { sparesOnTmpfs = false }()
+	sparesAnywhere(t)
 	m, dir := newModel(t, 1<<30)
 	for i := range maxSpares {
 		m.sp.dirs = append(m.sp.dirs, fmt.Sprintf("/nonexistent/%d", i))
