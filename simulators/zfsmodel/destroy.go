@@ -2,7 +2,6 @@ package zfsmodel
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -235,8 +234,11 @@ func (m *Model) destroyOne(d *dataset) ([]string, error) {
 		if !m.sp.known && d.typ == Filesystem && unix.Rmdir(p) == nil {
 			return m.destroyOrigin(d, nil)
 		}
+		// rename(2) itself: os.Rename first lstats the target to refuse
+		// replacing a directory, and the trash never has this name (it is
+		// the dataset's GUID, and Open empties the trash).
 		t := filepath.Join(m.dir, "trash", fmt.Sprintf("%016x", d.guid))
-		if err := os.Rename(p, t); err == nil {
+		if err := unix.Rename(p, t); err == nil {
 			trash = append(trash, t)
 		}
 	}

@@ -11,8 +11,7 @@ import (
 // empty, the fresh mode, new times; a directory someone changed is not
 // reused, and an existing directory at the path is still adopted as is.
 func TestSpareDirectoriesLookFresh(t *testing.T) {
-	sparesOnTmpfs = true // wherever the test's directory is
-	defer func() { sparesOnTmpfs = false }()
+	sparesAnywhere(t)
 	m, err := Open(Options{StateDir: t.TempDir(), Pools: []PoolSpec{{Name: "tank", Size: 1 << 30}}, RescanInterval: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +106,13 @@ func TestNoSparesOnTmpfs(t *testing.T) {
 	if ents, _ := os.ReadDir(m.dataPath(m.lookup("tank/c"))); len(ents) != 0 {
 		t.Errorf("a new filesystem's directory holds %v", ents)
 	}
+}
+
+// sparesAnywhere keeps spares for the rest of the test wherever its
+// directory is (tmpfs included), as on ext4.
+func sparesAnywhere(t *testing.T) {
+	sparesOnTmpfs = true
+	t.Cleanup(func() { sparesOnTmpfs = false })
 }
 
 // umask is the process's file mode creation mask.
