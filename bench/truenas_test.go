@@ -153,11 +153,14 @@ func BenchmarkTrueNASCreateDelete(b *testing.B) {
 				case "websocket":
 					// Since the host started: the driver keeps at most ten calls
 					// per WebSocket (middlewared runs ten at once per
-					// connection), so min(callers, 16) in flight need
-					// ceil(that / 10) connections, and no more.
-					want := int64(min(callers, 16)+9) / 10
-					if after.WebSocketSessions != want {
-						b.Fatalf("%d WebSocket connections opened; want %d for %d callers (counts %+v)", after.WebSocketSessions, want, callers, after)
+					// connection), so min(callers, 16) in flight need at least
+					// ceil(that / 10) connections, and its 16 calls in flight at
+					// most ceil(16 / 10): a DeleteVolume sends its dataset and
+					// snapshot queries at once, so 8 callers may have 16 calls
+					// in flight.
+					lo, hi := int64(min(callers, 16)+9)/10, int64(16+9)/10
+					if after.WebSocketSessions < lo || after.WebSocketSessions > hi {
+						b.Fatalf("%d WebSocket connections opened; want %d to %d for %d callers (counts %+v)", after.WebSocketSessions, lo, hi, callers, after)
 					}
 					b.ReportMetric(float64(after.WebSocketSessions), "ws-dials")
 				case "rest":
