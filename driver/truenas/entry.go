@@ -41,7 +41,8 @@ func entryFields(raw []byte, names []string) (e map[string]any, ok bool) {
 	user := slices.ContainsFunc(names, isUserProp)
 	e = make(map[string]any, len(entryKeys)+len(names))
 	ok = api.EachField(raw, func(key []byte, plain bool, value []byte) bool {
-		k, want := "", false
+		var k string
+		var want bool
 		if !plain {
 			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
 				return false

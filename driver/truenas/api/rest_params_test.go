@@ -29,9 +29,9 @@ func TestPlainParamsIsTheRoundTrip(t *testing.T) {
 		case 3:
 			return r.Intn(1<<20) - 1<<19
 		case 4:
-			return int64(r.Int63())
+			return r.Int63()
 		case 5:
-			return uint64(r.Uint64())
+			return r.Uint64()
 		case 6:
 			return json.Number("12")
 		case 7:
