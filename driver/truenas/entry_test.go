@@ -148,3 +148,36 @@ func BenchmarkEntryOf(b *testing.B) {
 		}
 	})
 }
+
+// FuzzEntryOf: for any answer that is valid JSON (what api.Call returns:
+// both transports check), entryOf is an error where decoding it into a
+// map is, and otherwise gives the same properties; for any other input it
+// returns (an entry or an error, never a panic).
+func FuzzEntryOf(f *testing.F) {
+	r := rand.New(rand.NewSource(3))
+	for range 4 {
+		raw, err := json.Marshal(testEntry(r, 5))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(raw))
+	}
+	f.Add(`{"mount\u0070oint": "/mnt/x", "id": "a", "id": 1}`)
+	f.Add(`{"mountpoint": {"value": null}, "properties": {"mountpoint": "x"}}`)
+	names := []string{"mountpoint", "name", "type", "org.switchyard:owner", "p1", "absent"}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) {
+			_, _ = entryOf(json.RawMessage(raw), names)
+			return
+		}
+		var whole map[string]any
+		wantErr := json.Unmarshal([]byte(raw), &whole)
+		part, err := entryOf(json.RawMessage(raw), names)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%q: error %v; want %v", raw, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(entryProps(part, names), entryProps(whole, names)) {
+			t.Fatalf("%q: %v; want %v", raw, entryProps(part, names), entryProps(whole, names))
+		}
+	})
+}
