@@ -8,6 +8,12 @@
 #
 #   bench/compare-sim.sh [BEFORE] > /tmp/compare-sim.txt
 #   BENCH=TrueNASCreateDelete bench/compare-sim.sh main   # one benchmark
+#   DRIVER=both BENCH=TrueNASCreateDelete bench/compare-sim.sh main   # the driver too
+#   ROUNDS=3 ...   # rounds of before, after (default 2)
+#
+# DRIVER=both builds switchyard at BEFORE as well, and each side runs its
+# own tree's driver: a before/after of a change to both the driver and the
+# simulator, in one alternating run.
 set -eu
 cd "$(dirname "$0")/.."
 before=${1:-main}
@@ -19,13 +25,20 @@ git archive "$before" | tar -x -C "$work"
 rm -rf "$work/bench" && cp -r bench "$work/bench"
 mkdir -p "$work/out"
 (cd "$work" && go test -c -o out/bench-before.test ./bench/)
-go build -o "$work/out/switchyard" ./cmd/switchyard
+go build -o "$work/out/switchyard-after" ./cmd/switchyard
+if [ "${DRIVER:-}" = both ]; then
+	(cd "$work" && go build -o out/switchyard-before ./cmd/switchyard)
+else
+	cp "$work/out/switchyard-after" "$work/out/switchyard-before"
+fi
 go test -c -o "$work/out/bench-after.test" ./bench/
 pattern=${BENCH:-'ZFSNFSProcess/(per-exec|none)|TrueNASCreateDelete'}
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
 	for side in before after; do
-		echo "## round $round: $pattern, simulator $side"
-		(cd bench && SWITCHYARD_BIN="$work/out/switchyard" "$work/out/bench-$side.test" \
+		driver=after
+		[ "${DRIVER:-}" = both ] && driver=$side
+		echo "## round $round: $pattern, simulator $side, driver $driver"
+		(cd bench && SWITCHYARD_BIN="$work/out/switchyard-$side" "$work/out/bench-$side.test" \
 			-test.run '^$' -test.bench "$pattern" -test.benchtime 1x | grep '^Benchmark')
 	done
 done

@@ -88,10 +88,25 @@ func (p *simProc) counts(b *testing.B) simCounts {
 
 func (p *simProc) cpu(b *testing.B) time.Duration { return procCPU(b, p.pid) }
 
+// report adds the machine's figures to b's metrics: machine-busy, the
+// share of all cores' time spent busy during the batches (1.0: every core
+// all the time), and other-cpu-ms/pair, the busy time that was none of the
+// three sides' (other work on the machine), per pair.
+func (m *cpuMeter) report(b *testing.B, pairs int) {
+	if m.total > 0 {
+		b.ReportMetric(float64(m.busy)/float64(m.total), "machine-busy")
+	}
+	other := m.busy - m.driver - m.sim - m.client
+	b.ReportMetric(ms(max(other, 0))/float64(pairs), "other-cpu-ms/pair")
+}
+
 // cpuMeter sums the CPU of the three sides over the batches it measures
 // (and not the bookkeeping between them).
 type cpuMeter struct {
 	driver, sim, client time.Duration
+	// the whole machine over the same batches (procstat.Machine): busy
+	// and total CPU time of all cores
+	busy, total time.Duration
 }
 
 // measure runs f and adds each side's CPU during it; driverPid 0 means
@@ -103,7 +118,11 @@ func (m *cpuMeter) measure(b *testing.B, driverPid int, sim *simProc, f func()) 
 		d0 = procCPU(b, driverPid)
 	}
 	s0, c0 := sim.cpu(b), selfCPU(b)
+	b0, t0 := machineCPU(b)
 	f()
+	b1, t1 := machineCPU(b)
+	m.busy += b1 - b0
+	m.total += t1 - t0
 	if driverPid != 0 {
 		m.driver += procCPU(b, driverPid) - d0
 	}

@@ -19,12 +19,12 @@ type datasets struct{ t *truenas }
 var _ zfs.Datasets = (*datasets)(nil)
 
 func (d *datasets) Create(ctx context.Context, name string, o zfs.CreateOptions) error {
-	_, err := d.create(ctx, name, o)
+	_, err := d.create(ctx, name, o, nil)
 	return err
 }
 
 func (d *datasets) CreateAndGet(ctx context.Context, name string, o zfs.CreateOptions, props ...string) (zfs.Properties, error) {
-	e, err := d.create(ctx, name, o)
+	e, err := d.create(ctx, name, o, props)
 	if err != nil {
 		return nil, err
 	}
@@ -32,8 +32,8 @@ func (d *datasets) CreateAndGet(ctx context.Context, name string, o zfs.CreateOp
 }
 
 // create makes the dataset with its properties in one call and returns
-// the new entry.
-func (d *datasets) create(ctx context.Context, name string, o zfs.CreateOptions) (map[string]any, error) {
+// the new entry, decoded only as far as entryProps needs for props.
+func (d *datasets) create(ctx context.Context, name string, o zfs.CreateOptions, props []string) (map[string]any, error) {
 	fields, user, err := payload(o.Props)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%s: creating %s: %v", d.t.kind.name, name, err)
@@ -51,9 +51,13 @@ func (d *datasets) create(ctx context.Context, name string, o zfs.CreateOptions)
 	if len(user) > 0 {
 		fields["user_properties"] = user
 	}
-	var e map[string]any
-	if err := d.t.call(ctx, &e, "pool.dataset.create", fields); err != nil {
+	raw, err := d.t.api.Call(ctx, "pool.dataset.create", fields)
+	if err != nil {
 		return nil, d.t.datasetErr(err, "pool.dataset.create")
+	}
+	e, err := entryOf(raw, props)
+	if err != nil {
+		return nil, d.t.datasetErr(d.t.unexpected("pool.dataset.create", err), "pool.dataset.create")
 	}
 	return e, nil
 }

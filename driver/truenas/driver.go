@@ -147,9 +147,14 @@ func (t *truenas) call(ctx context.Context, out any, method string, params ...an
 		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s: unexpected answer from %s: %v", method, t.api.Endpoint(), err)
+		return t.unexpected(method, err)
 	}
 	return nil
+}
+
+// unexpected is an answer that does not decode into what method returns.
+func (t *truenas) unexpected(method string, err error) error {
+	return fmt.Errorf("%s: unexpected answer from %s: %v", method, t.api.Endpoint(), err)
 }
 
 // version is the server's release.

@@ -89,8 +89,10 @@ func (f *fakeNAS) serveWS(w http.ResponseWriter, r *http.Request) {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			defer c.inFlight.Add(-1)
-			c.dispatch(ctx, req.ID, req.Method, req.Params)
+			var once sync.Once
+			release := func() { once.Do(func() { c.inFlight.Add(-1) }) }
+			defer release()
+			c.dispatch(context.WithValue(ctx, fakeReleaseKey{}, release), req.ID, req.Method, req.Params)
 		}()
 	}
 }
@@ -236,8 +238,17 @@ func (c *fakeWSConn) send(ctx context.Context, msg map[string]any) {
 	if err != nil {
 		panic(err)
 	}
+	// The call leaves the in-flight count before its answer is sent, as in
+	// middlewared (and simulators/truenas): a client that sends its next
+	// call on an answer must not be refused for it.
+	if release, ok := ctx.Value(fakeReleaseKey{}).(func()); ok {
+		release()
+	}
 	_ = c.ws.Write(ctx, websocket.MessageText, b)
 }
+
+// fakeReleaseKey carries a call's release from the in-flight count.
+type fakeReleaseKey struct{}
 
 // expireSessions logs every connection out (the next call gets ENOTAUTHENTICATED).
 func (f *fakeNAS) expireSessions() {

@@ -345,6 +345,15 @@ func normalizeParams(params []any) ([]any, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
+	if out, ok := plainParams(params); ok {
+		return out, nil
+	}
+	return roundTripParams(params)
+}
+
+// roundTripParams is normalizeParams through JSON: encoded, then decoded
+// with numbers kept as written.
+func roundTripParams(params []any) ([]any, error) {
 	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode the parameters: %v", err)

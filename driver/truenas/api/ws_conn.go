@@ -141,8 +141,8 @@ func (c *wsConn) readLoop() {
 		if typ != websocket.MessageText {
 			continue
 		}
-		var m wireMessage
-		if err := json.Unmarshal(data, &m); err != nil {
+		m, err := decodeWire(data)
+		if err != nil {
 			c.c.log.Warn("truenas sent a message that is not JSON; ignored", "error", err.Error())
 			continue
 		}
