@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -25,11 +26,17 @@ const fsFloorDirEnv = "SWITCHYARD_BENCH_FLOOR_FSDIR"
 // metadata directory's fsync left out, as dirvol does on ext4).
 const fsFloorFsyncsEnv = "SWITCHYARD_BENCH_FLOOR_FSYNCS"
 
+// fsFloorLockEnv set runs each create's system calls on a locked OS
+// thread (runtime.LockOSThread): does keeping the fsyncs on one thread
+// spare the runtime's hand-offs?
+const fsFloorLockEnv = "SWITCHYARD_BENCH_FLOOR_LOCK"
+
 // fsFloorServer holds the floor's two directories.
 type fsFloorServer struct {
 	vdir, mdir  string
 	meta        []byte
 	syncMetaDir bool
+	lock        bool
 }
 
 // fsFloorFromEnv is the floor server's store, or nil when the floor is
@@ -43,6 +50,7 @@ func fsFloorFromEnv() (*fsFloorServer, error) {
 		vdir: filepath.Join(dir, "v"), mdir: filepath.Join(dir, ".switchyard", "volumes"),
 		meta:        []byte(`{"name":"pvc-0000","capacityBytes":0,"createdAt":"2026-11-27T00:00:00.000000000Z"}`),
 		syncMetaDir: true,
+		lock:        os.Getenv(fsFloorLockEnv) != "",
 	}
 	switch v := os.Getenv(fsFloorFsyncsEnv); v {
 	case "", "3":
@@ -60,6 +68,10 @@ func fsFloorFromEnv() (*fsFloorServer, error) {
 }
 
 func (s *fsFloorServer) create(id string) error {
+	if s.lock {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	return fsCreate(filepath.Join(s.vdir, id), filepath.Join(s.mdir, id+".json"), s.vdir, s.mdir, s.meta, s.syncMetaDir)
 }
 
@@ -72,11 +84,18 @@ func (s *fsFloorServer) delete(id string) error {
 // server (16 stream workers) doing the floor's system calls; server CPU
 // from /proc/<pid>/stat, perf with SWITCHYARD_PERF_DIR as the driver's.
 // fsyncs=3 is the portable sequence, fsyncs=2 the one without the
-// metadata directory's fsync.
+// metadata directory's fsync; locked runs the create on a locked thread.
 func BenchmarkHostpathPairFloorFSProcess(b *testing.B) {
 	skipUnlessLinux(b)
-	for _, c := range []struct{ fs, fsyncs string }{{"disk", "3"}, {"disk", "2"}, {"tmpfs", "3"}} {
-		b.Run(fmt.Sprintf("fs=%s/fsyncs=%s", c.fs, c.fsyncs), func(b *testing.B) {
+	for _, c := range []struct {
+		fs, fsyncs string
+		lock       bool
+	}{{"disk", "3", false}, {"disk", "2", false}, {"disk", "2", true}, {"tmpfs", "3", false}} {
+		name := fmt.Sprintf("fs=%s/fsyncs=%s", c.fs, c.fsyncs)
+		if c.lock {
+			name += "/locked"
+		}
+		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				data := b.TempDir()
 				if c.fs == "tmpfs" {
@@ -87,7 +106,7 @@ func BenchmarkHostpathPairFloorFSProcess(b *testing.B) {
 					b.Cleanup(func() { os.RemoveAll(shm) })
 					data = shm
 				}
-				d := startFloorFS(b, data, c.fsyncs)
+				d := startFloorFS(b, data, c.fsyncs, c.lock)
 				stopPerf := d.perfRecord(b, b.Name())
 				cpu0 := d.cpu(b)
 				lat, _ := batch(b, hostpathPairs, 1, createDeletePair(d.c.Controller))
@@ -104,8 +123,12 @@ func BenchmarkHostpathPairFloorFSProcess(b *testing.B) {
 
 // startFloorFS runs this test binary as the empty CSI server with the
 // driver's stream workers, storing under data.
-func startFloorFS(b *testing.B, data, fsyncs string) driverProc {
-	return startFloor(b, true, fsFloorDirEnv+"="+data, fsFloorFsyncsEnv+"="+fsyncs)
+func startFloorFS(b *testing.B, data, fsyncs string, lock bool) driverProc {
+	env := []string{fsFloorDirEnv + "=" + data, fsFloorFsyncsEnv + "=" + fsyncs}
+	if lock {
+		env = append(env, fsFloorLockEnv+"=1")
+	}
+	return startFloor(b, true, env...)
 }
 
 func mustAtoi(b *testing.B, s string) int {
