@@ -15,7 +15,9 @@ import (
 // "ext4".
 func newNameSyncedByFileFsync(dir string) bool {
 	var sfs unix.Statfs_t
-	if err := unix.Statfs(dir, &sfs); err != nil || uint32(sfs.Type) != unix.EXT4_SUPER_MAGIC { //nolint:unconvert // Statfs_t.Type's width differs between architectures; the magic fits 32 bits
+	// Statfs_t.Type's width differs between architectures; the magic
+	// fits 32 bits.
+	if err := unix.Statfs(dir, &sfs); err != nil || uint32(sfs.Type) != unix.EXT4_SUPER_MAGIC {
 		return false
 	}
 	var st unix.Stat_t
