@@ -158,6 +158,9 @@ func selfCPU(b *testing.B) time.Duration {
 // ends the recording into <dir>/<name>.data; read it with
 //
 //	perf report -i <dir>/<name>.data --no-children --sort symbol --stdio
+//
+// With SWITCHYARD_PERF_STAT=<events> it counts them instead (perf stat)
+// into <dir>/<name>.stat.
 func (d driverProc) perfRecord(b *testing.B, name string) (stop func()) {
 	b.Helper()
 	dir := os.Getenv("SWITCHYARD_PERF_DIR")
@@ -166,6 +169,11 @@ func (d driverProc) perfRecord(b *testing.B, name string) (stop func()) {
 	}
 	out := filepath.Join(dir, strings.NewReplacer("/", "_", "=", "").Replace(name)+".data")
 	cmd := exec.Command("perf", "record", "-q", "-F", "2000", "-g", "-p", strconv.Itoa(d.pid), "-o", out)
+	if ev := os.Getenv("SWITCHYARD_PERF_STAT"); ev != "" {
+		// counts instead of samples, e.g. SWITCHYARD_PERF_STAT=task-clock,
+		// context-switches,cpu-migrations,syscalls:sys_enter_fsync
+		cmd = exec.Command("perf", "stat", "-e", ev, "-p", strconv.Itoa(d.pid), "-o", strings.TrimSuffix(out, ".data")+".stat")
+	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("perf record (unset SWITCHYARD_PERF_DIR to run without): %v", err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -25,6 +26,9 @@ const floorWorkersEnv = "SWITCHYARD_BENCH_FLOOR_WORKERS"
 // not below is unimplemented.
 type floorController struct {
 	csipb.UnimplementedControllerServer
+	// fs, when set, makes CreateVolume and DeleteVolume do the file
+	// system floor's system calls (fsFloorServer).
+	fs *fsFloorServer
 }
 
 func (floorController) ValidateVolumeCapabilities(_ context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
@@ -33,11 +37,21 @@ func (floorController) ValidateVolumeCapabilities(_ context.Context, req *csipb.
 
 // CreateVolume and DeleteVolume answer at once: the gRPC floor of
 // local-hostpath's create+delete pair (BenchmarkHostpathPairFloorProcess).
-func (floorController) CreateVolume(_ context.Context, req *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
+func (c floorController) CreateVolume(_ context.Context, req *csipb.CreateVolumeRequest) (*csipb.CreateVolumeResponse, error) {
+	if c.fs != nil {
+		if err := c.fs.create(req.GetName()); err != nil {
+			return nil, err
+		}
+	}
 	return &csipb.CreateVolumeResponse{Volume: &csipb.Volume{VolumeId: req.GetName()}}, nil
 }
 
-func (floorController) DeleteVolume(context.Context, *csipb.DeleteVolumeRequest) (*csipb.DeleteVolumeResponse, error) {
+func (c floorController) DeleteVolume(_ context.Context, req *csipb.DeleteVolumeRequest) (*csipb.DeleteVolumeResponse, error) {
+	if c.fs != nil {
+		if err := c.fs.delete(req.GetVolumeId()); err != nil {
+			return nil, err
+		}
+	}
 	return &csipb.DeleteVolumeResponse{}, nil
 }
 
@@ -62,7 +76,12 @@ func floorChild(sock string) int {
 		opts = append(opts, grpc.NumStreamWorkers(16))
 	}
 	s := grpc.NewServer(opts...)
-	csipb.RegisterControllerServer(s, floorController{})
+	fsf, err := fsFloorFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	csipb.RegisterControllerServer(s, floorController{fs: fsf})
 	csipb.RegisterIdentityServer(s, floorIdentity{})
 	if err := s.Serve(l); err != nil {
 		return 1
@@ -90,12 +109,13 @@ func validateFloor(b *testing.B, workers bool) {
 	}
 }
 
-// startFloor runs this test binary as the empty CSI server (floorChild).
-func startFloor(b *testing.B, workers bool) driverProc {
+// startFloor runs this test binary as the empty CSI server (floorChild),
+// with env added to its environment.
+func startFloor(b *testing.B, workers bool, env ...string) driverProc {
 	b.Helper()
 	sock := filepath.Join(b.TempDir(), "floor.sock")
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), floorChildEnv+"="+sock)
+	cmd.Env = append(append(os.Environ(), floorChildEnv+"="+sock), env...)
 	if workers {
 		cmd.Env = append(cmd.Env, floorWorkersEnv+"=1")
 	}

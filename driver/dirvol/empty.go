@@ -25,7 +25,9 @@ import (
 //   - the volume directory's entry is synced before CreateVolume answers,
 //     so a volume the CO was told about survives a power cut. These three
 //     fsyncs (file, metadata directory, volumes directory) are the
-//     fewest POSIX allows for that order; nothing else is synced;
+//     fewest POSIX allows for that order; nothing else is synced. On ext4
+//     the file's fsync also writes its new name, and the metadata
+//     directory's is left out (fsyncdir.go says why, and when);
 //   - deletes are not synced: a delete lost to a crash leaves the volume,
 //     and the CO, having no answer or repeating the call, deletes it again.
 //

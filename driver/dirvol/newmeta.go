@@ -11,8 +11,8 @@ import (
 )
 
 // writeNewJSON writes the metadata of a volume that does not exist yet,
-// in place: open with O_TRUNC, write, fsync, close, then fsync the
-// directory. writeJSON's temporary file, chmod and rename (five more
+// in place: open (O_EXCL, or O_TRUNC over a file a crash left), write,
+// fsync, close, then fsync the directory (but on ext4: fsyncdir.go). writeJSON's temporary file, chmod and rename (five more
 // system calls) buy atomicity, which only a reader of the file needs, and
 // no one reads a volume's metadata while its directory does not exist:
 // a lookup starts with the directory, and CreateVolume holds the id's
@@ -28,12 +28,11 @@ func writeNewJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC
-	fd, err := unix.Open(path, flags, 0o644)
+	fd, created, err := openNew(path)
 	dir := filepath.Dir(path)
 	if errors.Is(err, unix.ENOENT) { // the first file: make the directory
 		if err = os.MkdirAll(dir, 0o755); err == nil {
-			fd, err = unix.Open(path, flags, 0o644)
+			fd, created, err = openNew(path)
 		}
 	}
 	if err != nil {
@@ -56,10 +55,30 @@ func writeNewJSON(path string, v any) error {
 		_ = unix.Unlink(path)
 		return &fs.PathError{Op: op, Path: path, Err: err}
 	}
-	// Its directory entry too (POSIX leaves a new name's durability to
-	// the directory's fsync; ext4's journal happens to commit it with the
-	// file's, other file systems need not).
+	// Its directory entry too: POSIX leaves a new name's durability to
+	// the directory's fsync. Where the file system is known to have
+	// written the name with the file's fsync (ext4, fsyncdir.go) and this
+	// open made the file, that fsync is all.
+	if created && nameSyncedWithNewFile.covers(dir) {
+		return nil
+	}
 	return syncDir(dir)
+}
+
+// openNew opens path for writing, creating it (created) or, when a crash
+// left a file under the name, truncating that one. O_EXCL tells the two
+// apart at no extra cost when the file is new, as it nearly always is.
+func openNew(path string) (fd int, created bool, err error) {
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC
+	fd, err = unix.Open(path, flags|unix.O_EXCL, 0o644)
+	if err == nil {
+		return fd, true, nil
+	}
+	if !errors.Is(err, unix.EEXIST) {
+		return -1, false, err
+	}
+	fd, err = unix.Open(path, flags|unix.O_TRUNC, 0o644)
+	return fd, false, err
 }
 
 // writeNewVolumeMeta records the metadata of volume id before its
