@@ -15,7 +15,7 @@ import (
 // left under the final name. A temporary tree left by a crash is removed
 // first; calls on one name are serialised, so it cannot be in use.
 func (d *Controller) materialize(parent, name string, fill func(tmp string) error, commit func() error, rollback func()) (err error) {
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := mkdirAllDurable(parent); err != nil {
 		return d.fsError("creating "+parent, err)
 	}
 	tmp := filepath.Join(parent, tmpPrefix+name)

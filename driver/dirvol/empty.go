@@ -65,7 +65,7 @@ func (d *Controller) materializeEmpty(parent, name string, commit func() error, 
 	}
 	err := os.Mkdir(final, 0o755)
 	if errors.Is(err, fs.ErrNotExist) { // first volume: make v/ first
-		if err = os.MkdirAll(parent, 0o755); err == nil {
+		if err = mkdirAllDurable(parent); err == nil {
 			err = os.Mkdir(final, 0o755)
 		}
 	}

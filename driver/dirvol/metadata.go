@@ -109,7 +109,7 @@ func writeJSON(path string, v any) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, tmpPrefix+"*")
 	if errors.Is(err, fs.ErrNotExist) { // the first file: make the directory
-		if err = os.MkdirAll(dir, 0o755); err == nil {
+		if err = mkdirAllDurable(dir); err == nil {
 			f, err = os.CreateTemp(dir, tmpPrefix+"*")
 		}
 	}

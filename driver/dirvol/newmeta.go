@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -31,7 +30,7 @@ func writeNewJSON(path string, v any) error {
 	fd, created, err := openNew(path)
 	dir := filepath.Dir(path)
 	if errors.Is(err, unix.ENOENT) { // the first file: make the directory
-		if err = os.MkdirAll(dir, 0o755); err == nil {
+		if err = mkdirAllDurable(dir); err == nil {
 			fd, created, err = openNew(path)
 		}
 	}
