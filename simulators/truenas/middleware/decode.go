@@ -3,6 +3,8 @@ package middleware
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 )
 
 // DecodeNumbers is what a json.Decoder with UseNumber decodes of raw's
@@ -30,6 +32,23 @@ func DecodeNumbers(raw []byte) (any, error) {
 	return v, nil
 }
 
+// ScanList is json.Unmarshal(raw, &list) for a list of the values
+// DecodeNumbers reads (numbers as float64) with nothing else after it;
+// ok false is anything else, for the caller to unmarshal. The query
+// filters' form (ParseQuery).
+func ScanList(raw []byte) (list []any, ok bool) {
+	s := argScanner{b: raw, floats: true}
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, false
+	}
+	v, ok := s.value(0)
+	if !ok || !s.end() {
+		return nil, false
+	}
+	return v.([]any), true
+}
+
 // maxArgDepth is the nesting the scan builds; deeper goes to the decoder
 // (which allows 10,000 levels).
 const maxArgDepth = 100
@@ -39,6 +58,9 @@ const maxArgDepth = 100
 type argScanner struct {
 	b []byte
 	i int
+	// floats: numbers as float64, as json.Unmarshal into any makes them
+	// (else json.Number)
+	floats bool
 }
 
 func (s *argScanner) space() {
@@ -167,22 +189,42 @@ func (s *argScanner) sep(closer byte) (more, ok bool) {
 	return false, false
 }
 
-// str reads a string without escapes, control characters or non-ASCII
-// bytes (the decoder's unescaping and its replacement of invalid UTF-8
-// are left to it).
+// str reads a string. Escapes other than \\u are undone here; a \\u
+// escape, a control character or invalid UTF-8 (which the decoder
+// replaces) is left to the decoder.
 func (s *argScanner) str() (any, bool) {
 	start := s.i + 1
+	var buf []byte // the string so far, once an escape was met
+	last, ascii := start, true
 	for j := start; j < len(s.b); j++ {
 		switch c := s.b[j]; {
 		case c == '"':
+			if !ascii && !utf8.Valid(s.b[start:j]) {
+				return nil, false
+			}
 			s.i = j + 1
-			return string(s.b[start:j]), true
-		case c == '\\' || c < 0x20 || c >= 0x80:
+			if buf == nil {
+				return string(s.b[start:j]), true
+			}
+			return string(append(buf, s.b[last:j]...)), true
+		case c == '\\':
+			if j+1 >= len(s.b) || simpleEscapes[s.b[j+1]] == 0 {
+				return nil, false
+			}
+			buf = append(append(buf, s.b[last:j]...), simpleEscapes[s.b[j+1]])
+			j++
+			last = j + 1
+		case c < 0x20:
 			return nil, false
+		case c >= 0x80:
+			ascii = false
 		}
 	}
 	return nil, false
 }
+
+// simpleEscapes are the one-letter escapes and what they stand for.
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // number reads a number as JSON writes it (-?int frac? exp?), kept as
 // its text.
@@ -211,6 +253,10 @@ func (s *argScanner) number() (any, bool) {
 		if s.digits() == 0 {
 			return nil, false
 		}
+	}
+	if s.floats {
+		f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+		return f, err == nil // out of range: the decoder's error
 	}
 	return json.Number(s.b[start:s.i]), true
 }

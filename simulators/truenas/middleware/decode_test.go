@@ -33,7 +33,7 @@ func genArg(r *rand.Rand, b *strings.Builder, depth int) {
 	}
 	ws()
 	str := func() {
-		parts := []string{"a", "name", "tank/k8s/pvc-1", "x:y", "", " ", "<&>", `\"`, `\n`, `\u00e9`, "é", "\x01", "\xff", "/", "0"}
+		parts := []string{"a", "name", "tank/k8s/pvc-1", "x:y", "", " ", "<&>", `\"`, `\n`, `\/`, `\\`, `\t`, `\x`, `\u00e9`, `\ud800`, "\xe2\x80\xa8", "é", "\x01", "\xff", "/", "0"}
 		b.WriteByte('"')
 		for n := r.Intn(3); n >= 0; n-- {
 			b.WriteString(parts[r.Intn(len(parts))])
@@ -88,18 +88,28 @@ func genArg(r *rand.Rand, b *strings.Builder, depth int) {
 	ws()
 }
 
-// DecodeNumbers gives the decoder's value, or its error, for 40,000
+// DecodeNumbers gives the decoder's value, or its error, and ScanList
+// json.Unmarshal's list (or leaves it to Unmarshal), for 40,000
 // generated arguments and as many with a byte changed, cut or added
 // (leading zeros, bad literals, trailing data, unclosed values).
 func TestDecodeNumbersIsTheDecoder(t *testing.T) {
 	r := rand.New(rand.NewSource(16))
-	fast := 0
+	fast, lists := 0, 0
 	check := func(raw []byte) {
 		t.Helper()
 		got, gerr := DecodeNumbers(raw)
 		want, werr := decoderValue(raw)
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\ngot  %#v %v\nwant %#v %v", raw, got, gerr, want, werr)
+		}
+		// ScanList answers only where json.Unmarshal into a list
+		// succeeds, with its list
+		if l, ok := ScanList(raw); ok {
+			var wl []any
+			if err := json.Unmarshal(raw, &wl); err != nil || !reflect.DeepEqual(l, wl) {
+				t.Fatalf("%q: ScanList %#v, Unmarshal %#v %v", raw, l, wl, err)
+			}
+			lists++
 		}
 	}
 	for i := 0; i < 40000; i++ {
@@ -127,11 +137,11 @@ func TestDecodeNumbersIsTheDecoder(t *testing.T) {
 		check(m)
 	}
 	for _, raw := range []string{"", " ", "01", "-", "1.", "1e", ".5", "+1", "tru", "nul", "[1,]", `{"a":1,}`, `{"a" 1}`, `{1:2}`,
-		`[1 2]`, "{} {}", strings.Repeat("[", 200) + strings.Repeat("]", 200), `"\u0000"`, "[1]x"} {
+		`[1 2]`, "{} {}", "[1e999]", "[-1e400, 2]", ` [1, 2.5, "a\"b"] `, `"a\`, strings.Repeat("[", 200) + strings.Repeat("]", 200), `"\u0000"`, "[1]x"} {
 		check([]byte(raw))
 	}
-	if fast < 20000 {
-		t.Fatalf("only %d of 40,000 generated arguments took the scan", fast)
+	if fast < 20000 || lists < 3000 {
+		t.Fatalf("only %d of 40,000 generated arguments took the scan, %d lists", fast, lists)
 	}
 }
 
