@@ -23,6 +23,11 @@ func DecodeNumbers(raw []byte) (any, error) {
 	if v, ok := s.value(0); ok && s.end() {
 		return v, nil
 	}
+	return decodeWithDecoder(raw)
+}
+
+// decodeWithDecoder is the json.Decoder's answer DecodeNumbers stands for.
+func decodeWithDecoder(raw []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any

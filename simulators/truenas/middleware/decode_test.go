@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -9,17 +8,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// decoderValue is the json.Decoder's answer DecodeNumbers stands for.
-func decoderValue(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
 
 // genArg writes a random JSON value of the kinds arguments hold, with
 // random white space, numbers of every form, repeated keys, and strings
@@ -98,7 +86,7 @@ func TestDecodeNumbersIsTheDecoder(t *testing.T) {
 	check := func(raw []byte) {
 		t.Helper()
 		got, gerr := DecodeNumbers(raw)
-		want, werr := decoderValue(raw)
+		want, werr := decodeWithDecoder(raw)
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\ngot  %#v %v\nwant %#v %v", raw, got, gerr, want, werr)
 		}
@@ -153,7 +141,7 @@ func BenchmarkDecodeNumbers(b *testing.B) {
 	for _, fn := range []struct {
 		name string
 		f    func([]byte) (any, error)
-	}{{"scan", DecodeNumbers}, {"decoder", decoderValue}} {
+	}{{"scan", DecodeNumbers}, {"decoder", decodeWithDecoder}} {
 		b.Run(fn.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
