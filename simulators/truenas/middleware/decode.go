@@ -42,16 +42,36 @@ func decodeWithDecoder(raw []byte) (any, error) {
 // ok false is anything else, for the caller to unmarshal. The query
 // filters' form (ParseQuery).
 func ScanList(raw []byte) (list []any, ok bool) {
+	v, ok := scanFloats(raw, '[')
+	if !ok {
+		return nil, false
+	}
+	return v.([]any), true
+}
+
+// ScanObject is ScanList for an object: json.Unmarshal(raw, &row) (the
+// sharing tables' rows).
+func ScanObject(raw []byte) (row map[string]any, ok bool) {
+	v, ok := scanFloats(raw, '{')
+	if !ok {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+// scanFloats reads raw as one value that opens with open, numbers as
+// float64.
+func scanFloats(raw []byte, open byte) (any, bool) {
 	s := argScanner{b: raw, floats: true}
 	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
+	if s.i >= len(s.b) || s.b[s.i] != open {
 		return nil, false
 	}
 	v, ok := s.value(0)
 	if !ok || !s.end() {
 		return nil, false
 	}
-	return v.([]any), true
+	return v, true
 }
 
 // maxArgDepth is the nesting the scan builds; deeper goes to the decoder

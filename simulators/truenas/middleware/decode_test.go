@@ -77,12 +77,12 @@ func genArg(r *rand.Rand, b *strings.Builder, depth int) {
 }
 
 // DecodeNumbers gives the decoder's value, or its error, and ScanList
-// json.Unmarshal's list (or leaves it to Unmarshal), for 40,000
-// generated arguments and as many with a byte changed, cut or added
+// and ScanObject json.Unmarshal's list and object (or leave it to
+// Unmarshal), for 40,000 generated arguments and as many with a byte changed, cut or added
 // (leading zeros, bad literals, trailing data, unclosed values).
 func TestDecodeNumbersIsTheDecoder(t *testing.T) {
 	r := rand.New(rand.NewSource(16))
-	fast, lists := 0, 0
+	fast, lists, objects := 0, 0, 0
 	check := func(raw []byte) {
 		t.Helper()
 		got, gerr := DecodeNumbers(raw)
@@ -98,6 +98,13 @@ func TestDecodeNumbersIsTheDecoder(t *testing.T) {
 				t.Fatalf("%q: ScanList %#v, Unmarshal %#v %v", raw, l, wl, err)
 			}
 			lists++
+		}
+		if o, ok := ScanObject(raw); ok {
+			var wo map[string]any
+			if err := json.Unmarshal(raw, &wo); err != nil || !reflect.DeepEqual(o, wo) {
+				t.Fatalf("%q: ScanObject %#v, Unmarshal %#v %v", raw, o, wo, err)
+			}
+			objects++
 		}
 	}
 	for i := 0; i < 40000; i++ {
@@ -128,8 +135,8 @@ func TestDecodeNumbersIsTheDecoder(t *testing.T) {
 		`[1 2]`, "{} {}", "[1e999]", "[-1e400, 2]", ` [1, 2.5, "a\"b"] `, `"a\`, strings.Repeat("[", 200) + strings.Repeat("]", 200), `"\u0000"`, "[1]x"} {
 		check([]byte(raw))
 	}
-	if fast < 20000 || lists < 3000 {
-		t.Fatalf("only %d of 40,000 generated arguments took the scan, %d lists", fast, lists)
+	if fast < 20000 || lists < 3000 || objects < 2000 {
+		t.Fatalf("only %d of 40,000 generated arguments took the scan, %d lists, %d objects", fast, lists, objects)
 	}
 }
 
