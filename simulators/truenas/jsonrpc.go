@@ -199,12 +199,18 @@ func resultMessage(id json.RawMessage, result []byte) ([]byte, error) {
 
 // appendResultHead appends what resultMessage writes before the result.
 func appendResultHead(dst []byte, id json.RawMessage) ([]byte, error) {
-	idb, err := json.Marshal(id)
-	if err != nil {
-		return nil, err
-	}
 	dst = append(dst, `{"id":`...)
-	dst = append(dst, idb...)
+	if plainBytes(id) && json.Valid(id) {
+		// as Marshal would copy it (joinPlain): a Marshal per answer
+		// (issue 16, eighth round)
+		dst = append(dst, id...)
+	} else {
+		idb, err := json.Marshal(id)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, idb...)
+	}
 	return append(dst, `,"jsonrpc":"2.0","result":`...), nil
 }
 

@@ -10,7 +10,7 @@ import (
 func TestResultMessageIsMarshal(t *testing.T) {
 	results := []any{nil, true, 3, "a<b>&c", []any{1, "x"},
 		map[string]any{"name": "tank/k8s/v/pvc-1", "used": map[string]any{"parsed": 1 << 20, "rawvalue": "1048576"}, "html": "<&>"}}
-	ids := []string{`1`, `"abc"`, `"<x&y>"`, `{ "a" : 1 }`, `[1, 2]`, `null`, `1.5e3`}
+	ids := []string{`1`, `"abc"`, `"<x&y>"`, `{ "a" : 1 }`, `[1, 2]`, `null`, `1.5e3`, `"é\u2028"`, `"a\u003c"`, `12345678901234567890`, `-0`, `1 `, `{"a":[true,false,null]}`, "\"\u2028 \u00e9\""}
 	for _, id := range ids {
 		for _, r := range results {
 			res, err := json.Marshal(r)

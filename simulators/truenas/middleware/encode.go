@@ -54,12 +54,23 @@ func AppendEncoded(dst []byte, v any) ([]byte, error) {
 		return appendList(dst, x, appendMap)
 	case []string:
 		return appendList(dst, x, func(dst []byte, s string) ([]byte, error) { return appendString(dst, s), nil })
+	case Appender:
+		return x.AppendJSON(dst)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return append(dst, b...), nil
+}
+
+// Appender is an answer that writes its own encoding: a typed value that
+// stands for a tree of maps (a dataset entry create and update answer
+// with), written without building the maps. AppendJSON must append what
+// Encode (json.Marshal) writes of that tree, and the type must be a
+// json.Marshaler giving the same bytes, for json.Marshal's users.
+type Appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
 }
 
 // appendList writes a list, each element by elem; a nil list is null.
@@ -92,6 +103,12 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	return AppendObject(dst, keys, func(dst []byte, k string) ([]byte, error) { return AppendEncoded(dst, m[k]) })
+}
+
+// AppendObject writes an object of keys, which are sorted, each key's
+// value written by value.
+func AppendObject(dst []byte, keys []string, value func(dst []byte, key string) ([]byte, error)) ([]byte, error) {
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -100,7 +117,7 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 		dst = appendString(dst, k)
 		dst = append(dst, ':')
 		var err error
-		if dst, err = AppendEncoded(dst, m[k]); err != nil {
+		if dst, err = value(dst, k); err != nil {
 			return nil, err
 		}
 	}

@@ -27,7 +27,9 @@ type QueryOptions struct {
 // validation errors ("pool_dataset_query").
 func ParseQuery(params []json.RawMessage, attr string) (filters []any, opts QueryOptions, err error) {
 	if len(params) > 0 && string(params[0]) != "null" {
-		if err := json.Unmarshal(params[0], &filters); err != nil {
+		if l, ok := ScanList(params[0]); ok {
+			filters = l
+		} else if err := json.Unmarshal(params[0], &filters); err != nil {
 			return nil, opts, Invalid(attr+".query-filters", "Not a list")
 		}
 	}

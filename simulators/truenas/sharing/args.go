@@ -29,10 +29,8 @@ func intArg(d dialect, params []json.RawMessage, i int, name string) (int, error
 	if !given(params, i) {
 		return 0, middleware.Invalid(name, "%s", oldOr(d, "attribute required", "Field required"))
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(params[i]))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	v, err := middleware.DecodeNumbers(params[i])
+	if err != nil {
 		return 0, middleware.Invalid(name, "%s", oldOr(d, "Not an integer", typeMsg(kInt)))
 	}
 	n, ok := toInt(d, v)

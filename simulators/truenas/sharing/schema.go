@@ -74,9 +74,8 @@ func decode(d dialect, raw json.RawMessage, fields []field, create bool) (middle
 	if len(bytes.TrimSpace(raw)) == 0 {
 		v = map[string]any{}
 	} else {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
+		var err error
+		if v, err = middleware.DecodeNumbers(raw); err != nil {
 			return nil, middleware.ValidationErrors{{Attribute: d.at(""), Message: "Invalid JSON: " + err.Error()}}
 		}
 	}

@@ -115,24 +115,11 @@ func baseEntry(in *zfsmodel.Info, o entryOpts) map[string]any {
 		case ok:
 			e[p.api] = propEntry(p.zfs, pv, p.xf)
 		case p.zfs == "origin":
-			// not a clone: libzfs reports an empty origin
-			e[p.api] = map[string]any{"parsed": "", "rawvalue": "", "value": "", "source": "NONE", "source_info": nil}
+			e[p.api] = noOrigin()
 		}
 	}
-	if want("mountpoint") {
-		if pv, ok := in.Props["mountpoint"]; ok {
-			switch pv.Value {
-			case "none":
-				e["mountpoint"] = nil
-			case "legacy":
-				e["mountpoint"] = "legacy"
-			default:
-				e["mountpoint"] = apiMountpoint(pv.Value)
-			}
-		}
-	}
-	if typ == "VOLUME" {
-		e["mountpoint"] = nil
+	if mp, ok := entryMountpoint(in, want("mountpoint")); ok {
+		e["mountpoint"] = mp
 	}
 	up := map[string]any{}
 	if o.userProps {
@@ -144,6 +131,32 @@ func baseEntry(in *zfsmodel.Info, o entryOpts) map[string]any {
 	}
 	e["user_properties"] = up
 	return e
+}
+
+// noOrigin is the origin of a dataset that is not a clone: libzfs
+// reports an empty one.
+func noOrigin() map[string]any {
+	return map[string]any{"parsed": "", "rawvalue": "", "value": "", "source": "NONE", "source_info": nil}
+}
+
+// entryMountpoint is an entry's mountpoint and whether it has one: null
+// for a volume, and for a filesystem (when wanted) whose mountpoint is
+// none; "legacy"; else the path under the pool's altroot.
+func entryMountpoint(in *zfsmodel.Info, wanted bool) (any, bool) {
+	if in.Type == zfsmodel.Volume {
+		return nil, true
+	}
+	pv, ok := in.Props["mountpoint"]
+	if !wanted || !ok {
+		return nil, false
+	}
+	switch pv.Value {
+	case "none":
+		return nil, true
+	case "legacy":
+		return "legacy", true
+	}
+	return apiMountpoint(pv.Value), true
 }
 
 // isInternal are the datasets pool.dataset.query hides (the system

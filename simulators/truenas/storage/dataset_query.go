@@ -289,21 +289,12 @@ func (s *service) datasetGetInstance(_ *middleware.Call, params []json.RawMessag
 // datasetEntry is get_instance of name for the handlers' results
 // (create and update answer with the dataset's entry), without encoding
 // the id and filters to JSON for the query to decode them again, nor
-// compiling the filter: the entry is the row whose id is name, as the
-// query's "=" on a string picks it (issue 16, seventh round).
+// compiling the filter (issue 16, seventh round), nor building the entry's
+// maps: a datasetAnswer writes it (eighth round).
 // TestDatasetEntryIsGetInstance compares it with the method.
 func (s *service) datasetEntry(name string) (any, error) {
-	rows, err := s.datasetRows([]any{[]any{"id", "=", name}}, defaultDatasetExtra)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		if id, _ := r["id"].(string); id == name {
-			return r, nil
-		}
+	if a := s.datasetAnswerOf(name); a != nil {
+		return a, nil
 	}
 	return nil, middleware.NotFound("PoolDataset", name)
 }
-
-// defaultDatasetExtra is a query's extra without options (read only).
-var defaultDatasetExtra = parseDatasetExtra(nil)

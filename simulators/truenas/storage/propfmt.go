@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchyard-csi/switchyard/simulators/truenas/middleware"
 	"github.com/switchyard-csi/switchyard/simulators/zfsmodel"
 )
 
@@ -161,6 +162,40 @@ func sourceInfo(pv zfsmodel.PropValue) any {
 // that are the literal value itself share one boxed copy of it (each
 // conversion to any allocated; TestPropEntryIsTheMapOfForms).
 func propEntry(prop string, pv zfsmodel.PropValue, xf func(string) any) map[string]any {
+	return propFormsOf(prop, pv, xf).entry()
+}
+
+// propForms are the five fields of a property's entry.
+type propForms struct{ parsed, raw, value, source, sourceInfo any }
+
+// entry is the fields as a row's map.
+func (f propForms) entry() map[string]any {
+	return map[string]any{
+		"parsed": f.parsed, "rawvalue": f.raw, "value": f.value,
+		"source": f.source, "source_info": f.sourceInfo,
+	}
+}
+
+// appendJSON writes the fields as Encode writes entry's map: keys in
+// byte order.
+func (f propForms) appendJSON(dst []byte) ([]byte, error) {
+	var err error
+	for _, field := range [5]struct {
+		key string
+		v   any
+	}{{`{"parsed":`, f.parsed}, {`,"rawvalue":`, f.raw}, {`,"source":`, f.source},
+		{`,"source_info":`, f.sourceInfo}, {`,"value":`, f.value}} {
+		dst = append(dst, field.key...)
+		if dst, err = middleware.AppendEncoded(dst, field.v); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// propFormsOf is propEntry's fields, for propEntry's map and for
+// propForms.appendJSON, which writes them without one (datasetAnswer).
+func propFormsOf(prop string, pv zfsmodel.PropValue, xf func(string) any) propForms {
 	raw := pv.Value
 	var rawAny any = raw
 	h := human(prop, raw)
@@ -173,19 +208,20 @@ func propEntry(prop string, pv zfsmodel.PropValue, xf func(string) any) map[stri
 	default:
 		value = h
 	}
-	return map[string]any{
-		"parsed": parsedOr(prop, raw, rawAny), "rawvalue": rawAny, "value": value,
-		"source": sourceValue(pv.Source), "source_info": sourceInfo(pv),
-	}
+	return propForms{parsed: parsedOr(prop, raw, rawAny), raw: rawAny, value: value,
+		source: sourceValue(pv.Source), sourceInfo: sourceInfo(pv)}
+}
+
+// userPropForms are a user property's fields: every form is the string
+// itself.
+func userPropForms(pv zfsmodel.PropValue) propForms {
+	var v any = pv.Value
+	return propForms{parsed: v, raw: v, value: v, source: sourceValue(pv.Source), sourceInfo: sourceInfo(pv)}
 }
 
 // userPropEntry is a user property: every form is the string itself.
 func userPropEntry(pv zfsmodel.PropValue) map[string]any {
-	var v any = pv.Value
-	return map[string]any{
-		"parsed": v, "rawvalue": v, "value": v,
-		"source": sourceValue(pv.Source), "source_info": sourceInfo(pv),
-	}
+	return userPropForms(pv).entry()
 }
 
 // upper is the middleware's upper-casing of an enum value. The values are

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -77,15 +76,7 @@ func (a args) sub(k string) args {
 }
 
 // decodeJSON decodes raw keeping numbers exact.
-func decodeJSON(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+func decodeJSON(raw json.RawMessage) (any, error) { return middleware.DecodeNumbers(raw) }
 
 // parse validates one positional parameter against s. A missing or null
 // parameter is an empty object (every field takes its default).
