@@ -88,8 +88,8 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		if s, err = d.subsystemOf(ctx, t, vol); err != nil {
 			return nil, err
 		}
-		inst, err = exposeMissing(ctx, t, ds, s, instances)
-		if err == nil && inst == 0 {
+		var again bool
+		if again, inst, err = exposeMissing(ctx, t, ds, s, instances); err == nil && !again {
 			sub = s
 		}
 	}

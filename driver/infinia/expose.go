@@ -84,20 +84,18 @@ func listensOn(s *api.Subsystem, inst int) bool {
 // each instance that s (the subsystem read after exposeAll) does not list.
 // The facts say nothing of how Infinia applies two exposes of one
 // subsystem at once; were one lost (a read-modify-write of the listeners),
-// the volume would quietly have fewer paths than asked for. It returns
-// 0 when s lists every instance (s is the subsystem to use), -1 when some
-// were exposed again (read the subsystem anew), or the instance whose
-// expose failed with its error.
-func exposeMissing(ctx context.Context, t target, ds string, s *api.Subsystem, instances []int) (int, error) {
-	again := 0
+// the volume would quietly have fewer paths than asked for. exposed says
+// whether any was exposed again (then s is stale); on error, failed is the
+// instance whose expose failed.
+func exposeMissing(ctx context.Context, t target, ds string, s *api.Subsystem, instances []int) (exposed bool, failed int, err error) {
 	for _, inst := range instances {
 		if listensOn(s, inst) {
 			continue
 		}
 		if _, err := t.c.ExposeVolume(ctx, t.h.subtenant, ds, t.h.volume, inst); err != nil {
-			return inst, err
+			return exposed, inst, err
 		}
-		again = -1
+		exposed = true
 	}
-	return again, nil
+	return exposed, 0, nil
 }
