@@ -9,16 +9,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeNewJSON writes the metadata of a volume that does not exist yet,
-// in place: open (O_EXCL, or O_TRUNC over a file a crash left), write,
-// fsync, close, then fsync the directory (but on ext4: fsyncdir.go).
-// writeJSON's temporary file, chmod and rename (five more system calls)
-// buy atomicity, which only a reader of the file needs, and no one reads a volume's metadata while its directory does not exist:
-// a lookup starts with the directory, and CreateVolume holds the id's
-// lock. A crash half-way leaves a torn file beside no volume; the retry
-// rewrites it before making the directory. The mode is 0644 as
-// writeJSON's: the caller (materializeEmpty) runs only under a umask that
-// keeps 0755, hence 0644.
+// writeNewJSON writes the metadata of a volume that does not exist yet, in
+// place: open (O_EXCL, or O_TRUNC over a file a crash left), write, fsync,
+// close, then fsync the directory (but on ext4: fsyncdir.go). writeJSON's
+// temporary file, chmod and rename (five more system calls) buy atomicity,
+// which only a reader of the file needs, and no one reads a volume's
+// metadata while its directory does not exist: a lookup starts with the
+// directory, and CreateVolume holds the id's lock. A crash half-way leaves
+// a torn file beside no volume; the retry rewrites it before making the
+// directory. The mode is 0644 as writeJSON's: the caller
+// (materializeEmpty) runs only under a umask that keeps 0755, hence 0644.
 //
 // The system calls are made directly: os.OpenFile would also try to add
 // the descriptor to the network poller (one failing epoll_ctl per open).
